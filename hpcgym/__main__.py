@@ -1,0 +1,3 @@
+from hpcgym.cli import main
+
+raise SystemExit(main())

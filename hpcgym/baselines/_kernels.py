@@ -1,0 +1,127 @@
+"""Compiled decision kernels of the list schedulers and the EASY backfilling family.
+
+Plain numpy-array code compiled by numba (``cache=True``: compiled once per machine,
+then loaded). Every kernel takes the waiting jobs in arrival order, the running jobs,
+the job columns and the free processors, and returns the jobs to start now, in order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _order(jobs: np.ndarray, key: np.ndarray, descending: bool) -> np.ndarray:
+    """``jobs`` sorted by ``key[jobs]``; ties keep the given (arrival) order."""
+    k = key[jobs]
+    if descending:
+        k = -k
+    return jobs[np.argsort(k, kind="mergesort")]
+
+
+@njit(cache=True)
+def list_kernel(
+    queue: np.ndarray, procs: np.ndarray, key: np.ndarray, free: int, descending: bool
+) -> np.ndarray:
+    """SJF / LJF of Galleguillos et al.: sort by expected duration, start every job that fits."""
+    order = _order(queue, key, descending)
+    out = np.empty(len(queue), dtype=np.int64)
+    n = 0
+    for j in order:
+        if procs[j] <= free:
+            free -= procs[j]
+            out[n] = j
+            n += 1
+            if free == 0:
+                break
+    return out[:n]
+
+
+@njit(cache=True)
+def easy_kernel(
+    now: float,
+    free: int,
+    queue: np.ndarray,
+    running: np.ndarray,
+    procs: np.ndarray,
+    prediction: np.ndarray,
+    start: np.ndarray,
+    factor: float,
+    sjbf: bool,
+    reserve_shortest: bool,
+    out_reservation: np.ndarray,
+) -> np.ndarray:
+    """EASY backfilling and its variants; see :class:`hpcgym.baselines.EasyBackfilling`.
+
+    ``out_reservation`` receives ``[head job, reservation time, extra processors]``
+    (head -1 when every waiting job started).
+    """
+    nq = len(queue)
+    out = np.empty(nq, dtype=np.int64)
+    n = 0
+    if reserve_shortest:
+        order = _order(queue, prediction, False)
+    else:
+        order = queue
+    # 1. start jobs in reservation order while they fit
+    i = 0
+    while i < nq and procs[order[i]] <= free:
+        j = order[i]
+        free -= procs[j]
+        out[n] = j
+        n += 1
+        i += 1
+    out_reservation[0] = -1.0
+    if i == nq:
+        return out[:n]
+    head = order[i]
+    need = procs[head]
+    # 2. reservation: when enough processors are predicted to be free for the head job
+    nr = len(running)
+    ends = np.empty(nr + n, dtype=np.float64)
+    sizes = np.empty(nr + n, dtype=np.int64)
+    for k in range(nr):
+        r = running[k]
+        ends[k] = start[r] + factor * prediction[r]
+        sizes[k] = procs[r]
+    for k in range(n):
+        r = out[k]
+        ends[nr + k] = now + factor * prediction[r]
+        sizes[nr + k] = procs[r]
+    idx = np.argsort(ends, kind="mergesort")
+    avail = free
+    shadow = now
+    for k in idx:
+        avail += sizes[k]
+        if avail >= need:
+            shadow = ends[k]
+            break
+    if shadow < now:  # predictions already outlived: the scheduler thinks they are free now
+        shadow = now
+    extra = avail - need
+    out_reservation[0] = head
+    out_reservation[1] = shadow
+    out_reservation[2] = extra
+    # 3. backfill: later jobs that fit now and end by the reservation or use only the extra
+    if free == 0:
+        return out[:n]
+    rest = order[i + 1 :]
+    if sjbf:
+        rest = _order(rest, prediction, False)
+    for j in rest:
+        p = procs[j]
+        if p > free:
+            continue
+        if now + factor * prediction[j] <= shadow:
+            free -= p
+            out[n] = j
+            n += 1
+        elif p <= extra:
+            free -= p
+            extra -= p
+            out[n] = j
+            n += 1
+        if free == 0:
+            break
+    return out[:n]

@@ -1,0 +1,135 @@
+"""Reference dispatchers: FCFS, SJF/LJF list scheduling and EASY backfilling.
+
+Every dispatcher is a callable ``dispatcher(view) -> jobs to start now`` that plans with
+``view.prediction``: whatever predictor the simulation runs with (wall-time W, real
+run time R, or a system-generated prediction). None of them sees real run times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hpcgym.baselines._kernels import easy_kernel, list_kernel
+from hpcgym.errors import InvalidConfigError
+from hpcgym.sim import SystemView
+
+
+class FCFS:
+    """First come, first served: start jobs in arrival order until one does not fit.
+
+    Nothing overtakes the first waiting job, so no job waits for a later one.
+    """
+
+    name = "fcfs"
+
+    def __call__(self, view: SystemView) -> list[int]:
+        # Walks only the prefix that starts: the queue can hold thousands of jobs.
+        free = view.free_procs
+        procs = view.procs
+        out = []
+        for j in view.iter_queue():
+            p = procs[j]
+            if p > free:
+                break
+            free -= p
+            out.append(j)
+        return out
+
+
+class ListScheduler:
+    """SJF or LJF as in Galleguillos et al. (2017) section 4.
+
+    Sorts the waiting jobs by expected duration (the predictor's output; ties keep
+    arrival order), then walks the whole sorted list and starts every job that fits.
+    There is no reservation, so a large job can starve.
+
+    Args:
+        longest_first: LJF instead of SJF.
+    """
+
+    def __init__(self, longest_first: bool = False) -> None:
+        self.longest_first = bool(longest_first)
+        self.name = "ljf-list" if longest_first else "sjf-list"
+
+    def __call__(self, view: SystemView) -> np.ndarray:
+        return list_kernel(  # type: ignore[no-any-return]
+            view.queue, view.procs, view.prediction, view.free_procs, self.longest_first
+        )
+
+
+@dataclass
+class EasyBackfilling:
+    """EASY backfilling (Lifka 1995) and the variants of Tsafrir et al. (2007).
+
+    1. Start waiting jobs in *reservation order* (arrival order; shortest predicted
+       first with ``reserve_shortest``) while they fit.
+    2. The first job that does not fit gets a reservation: the earliest time at which,
+       by the running jobs' predicted ends (start + prediction, a time already passed
+       counting as now), enough processors are free. Processors free at that time
+       beyond its need are the *extra* processors.
+    3. Every later job, in *backfill order* (arrival order; shortest predicted first
+       with ``sjbf``), starts now if it fits and either is predicted to end by the
+       reservation or uses only extra processors (which it then consumes).
+
+    The reservation is recomputed at every decision, so it moves when predictions are
+    corrected. With ``doubling`` every prediction is multiplied by 2 for planning (the
+    X2 scheduler). Kills never use predictions: see ``Simulator(kill_at_estimate=...)``.
+
+    Args:
+        sjbf: shortest job backfilled first (backfill candidates by prediction).
+        reserve_shortest: give the reservation to the shortest predicted job (SJF order),
+            not the oldest.
+        doubling: factor applied to predictions when planning (2 for X2).
+        name: report name.
+        record_reservations: keep each job's first reservation (for predictability);
+            the engine then asks at every event so reservations are made when a job
+            becomes first, as in the paper's simulator.
+    """
+
+    sjbf: bool = False
+    reserve_shortest: bool = False
+    doubling: float = 1.0
+    name: str = "easy"
+    record_reservations: bool = False
+    first_reservation: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+
+    def __post_init__(self) -> None:
+        if not np.isfinite(self.doubling) or self.doubling <= 0:
+            raise InvalidConfigError(f"doubling must be a positive factor, got {self.doubling}")
+        self._res = np.zeros(3)
+
+    @property
+    def every_event(self) -> bool:
+        return self.record_reservations
+
+    def reset(self, view: SystemView) -> None:
+        self.first_reservation = np.full(len(view.submit), np.nan)
+
+    def __call__(self, view: SystemView) -> np.ndarray:
+        res = self._res
+        jobs = easy_kernel(
+            view.now,
+            view.free_procs,
+            view.queue,
+            view.running,
+            view.procs,
+            view.prediction,
+            view.start,
+            self.doubling,
+            self.sjbf,
+            self.reserve_shortest,
+            res,
+        )
+        if self.record_reservations and res[0] >= 0:
+            head = int(res[0])
+            if np.isnan(self.first_reservation[head]):
+                self.first_reservation[head] = res[1]
+        return jobs  # type: ignore[no-any-return]
+
+    def extras(self) -> dict[str, object]:
+        """What the run recorded, for the schedule's ``extras``."""
+        if not self.record_reservations:
+            return {}
+        return {"first_reservation": self.first_reservation.copy()}

@@ -1,0 +1,497 @@
+"""Workloads: Standard Workload Format (SWF) traces as numpy columns.
+
+A :class:`Workload` holds one job per row in columnar numpy arrays, sorted by submit
+time. :func:`read_swf` reads a plain or gzipped SWF file, applies the rules of the
+design card and returns the workload together with a :class:`LoadReport` that counts
+every line read and every job dropped, by reason. Nothing is dropped silently.
+
+SWF rules (see the field table in ``traces/README.md``):
+
+* requested processors = field 8 if > 0, else field 5 (allocated processors);
+* estimate = field 9 if > 0, else ``default_estimate``;
+* a job with run time < 0 (cancelled before it ran), size <= 0, or size larger than
+  the machine is dropped and counted in the report;
+* a malformed line (wrong field count, a field that is not a number, an impossible
+  value) raises :class:`~hpcgym.errors.TraceFormatError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import gzip
+import io
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from hpcgym.errors import InvalidConfigError, TraceFormatError
+
+SWF_FIELDS = (
+    "job_id",
+    "submit",
+    "wait",
+    "runtime",
+    "allocated_procs",
+    "avg_cpu_time",
+    "used_memory",
+    "requested_procs",
+    "requested_time",
+    "requested_memory",
+    "status",
+    "user",
+    "group",
+    "executable",
+    "queue",
+    "partition",
+    "preceding_job",
+    "think_time",
+)
+"""The 18 SWF fields, in file order."""
+
+DROP_RUNTIME = "runtime < 0 (cancelled before start)"
+DROP_SIZE = "size <= 0"
+DROP_TOO_LARGE = "size > machine"
+DEFAULT_TRACE = "SDSC-SP2-1998-4.2-cln-first10k.swf.gz"
+"""File name of the slice of SDSC-SP2 shipped as package data (first 10,000 jobs)."""
+
+_HEADER_RE = re.compile(r"^;\s*([A-Za-z]+)\s*:\s*(.*?)\s*$")
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    """What happened while reading a trace: lines, kept and dropped jobs, by reason.
+
+    Attributes:
+        path: the file read.
+        job_lines: job lines read (comment and blank lines excluded).
+        jobs_kept: jobs in the returned workload.
+        dropped: jobs dropped, by reason (empty when none were dropped).
+        default_estimates: kept jobs whose estimate came from ``default_estimate``.
+        procs: the machine size used.
+        procs_source: where ``procs`` came from (``"MaxProcs"``, ``"MaxNodes"``,
+            ``"argument"`` or ``"largest job"``).
+        offset: jobs skipped at the start of the trace by the window.
+        load_factor: the load scaling applied (1.0 = none).
+    """
+
+    path: str
+    job_lines: int
+    jobs_kept: int
+    dropped: Mapping[str, int]
+    default_estimates: int
+    procs: int
+    procs_source: str
+    offset: int = 0
+    load_factor: float = 1.0
+
+    @property
+    def jobs_dropped(self) -> int:
+        """Total number of jobs dropped, all reasons together."""
+        return int(sum(self.dropped.values()))
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready dictionary of the report."""
+        out = dataclasses.asdict(self)
+        out["dropped"] = dict(self.dropped)
+        out["jobs_dropped"] = self.jobs_dropped
+        return out
+
+    def __str__(self) -> str:
+        lines = [
+            f"trace {self.path}: {self.job_lines} job lines, {self.jobs_kept} jobs kept, "
+            f"{self.jobs_dropped} dropped",
+        ]
+        lines += [f"  dropped {n}: {reason}" for reason, n in self.dropped.items() if n]
+        if self.default_estimates:
+            lines.append(f"  {self.default_estimates} jobs had no estimate and got the default")
+        lines.append(f"  machine: {self.procs} processors (from {self.procs_source})")
+        if self.offset:
+            lines.append(f"  window starts after {self.offset} jobs")
+        if self.load_factor != 1.0:
+            lines.append(f"  load scaled by {self.load_factor:g} (inter-arrival times / {self.load_factor:g})")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, eq=False)
+class Workload:
+    """Jobs as numpy columns, sorted by submit time (ties keep file order).
+
+    Every column has one entry per job. Times are seconds as float64; counts and
+    identifiers are int64. ``runtime`` is the real run time: the engine uses it to end
+    jobs, and only the oracle predictor may show it to a dispatcher.
+
+    Attributes:
+        name: a short name (the file name without extensions).
+        procs: machine size in processors.
+        job_id, submit, runtime, procs_req, estimate, user, group, executable, queue,
+            partition, status, requested_memory, log_wait: the columns.
+        raw: the 18 SWF fields of each job as read (used by :func:`write_swf`).
+        header: ``; Key: value`` header lines of the file.
+        report: the load report.
+    """
+
+    name: str
+    procs: int
+    job_id: np.ndarray
+    submit: np.ndarray
+    runtime: np.ndarray
+    procs_req: np.ndarray
+    estimate: np.ndarray
+    user: np.ndarray
+    group: np.ndarray
+    executable: np.ndarray
+    queue: np.ndarray
+    partition: np.ndarray
+    status: np.ndarray
+    requested_memory: np.ndarray
+    log_wait: np.ndarray
+    raw: np.ndarray
+    header: Mapping[str, str] = field(default_factory=dict)
+    report: LoadReport | None = None
+
+    _COLUMNS = (
+        "job_id",
+        "submit",
+        "runtime",
+        "procs_req",
+        "estimate",
+        "user",
+        "group",
+        "executable",
+        "queue",
+        "partition",
+        "status",
+        "requested_memory",
+        "log_wait",
+        "raw",
+    )
+
+    def __post_init__(self) -> None:
+        n = len(self.submit)
+        for name in self._COLUMNS:
+            col = getattr(self, name)
+            if len(col) != n:
+                raise InvalidConfigError(f"column {name!r} has {len(col)} rows, expected {n}")
+            col.flags.writeable = False
+        if self.procs <= 0:
+            raise InvalidConfigError(f"procs must be positive, got {self.procs}")
+
+    def __len__(self) -> int:
+        return len(self.submit)
+
+    @property
+    def n_jobs(self) -> int:
+        """Number of jobs."""
+        return len(self.submit)
+
+    def _take(self, idx: np.ndarray | slice, **changes: object) -> Workload:
+        cols = {name: np.ascontiguousarray(getattr(self, name)[idx]) for name in self._COLUMNS}
+        cols.update(changes)  # type: ignore[arg-type]
+        return dataclasses.replace(self, **cols)  # type: ignore[arg-type]
+
+    def window(self, n: int | None = None, offset: int = 0) -> Workload:
+        """The ``n`` consecutive jobs starting after the first ``offset`` jobs.
+
+        Args:
+            n: number of jobs; ``None`` takes every job from ``offset`` on.
+            offset: jobs to skip at the start.
+
+        Raises:
+            InvalidConfigError: ``offset`` or ``n`` is negative, or the window is empty.
+        """
+        if offset < 0:
+            raise InvalidConfigError(f"offset must be >= 0, got {offset}")
+        if n is not None and n <= 0:
+            raise InvalidConfigError(f"jobs must be > 0, got {n}")
+        stop = len(self) if n is None else min(len(self), offset + n)
+        if offset >= len(self):
+            raise InvalidConfigError(f"offset {offset} is past the last of {len(self)} jobs")
+        report = self.report
+        if report is not None:
+            report = dataclasses.replace(report, offset=report.offset + offset, jobs_kept=stop - offset)
+        return self._take(slice(offset, stop), report=report)
+
+    def scale_load(self, factor: float) -> Workload:
+        """The same jobs with the offered load multiplied by ``factor``.
+
+        As in Tsafrir et al. (2007) section 3.4, inter-arrival times are multiplied by a
+        constant: here ``1 / factor``, so ``factor=1.2`` offers 20 % more load. The first
+        submit time stays where it is.
+        """
+        if not np.isfinite(factor) or factor <= 0:
+            raise InvalidConfigError(f"load factor must be a positive number, got {factor}")
+        if factor == 1.0 or len(self) == 0:
+            return self
+        t0 = self.submit[0]
+        submit = t0 + (self.submit - t0) / factor
+        report = self.report
+        if report is not None:
+            report = dataclasses.replace(report, load_factor=report.load_factor * factor)
+        return self._take(slice(None), submit=submit, report=report)
+
+    @functools.cached_property
+    def public(self) -> Workload:
+        """This workload with what a dispatcher may not see hidden.
+
+        The real run time (``runtime``, SWF fields 3, 4, 6 and 7: wait, run time, CPU time
+        and memory used) is replaced by NaN/-1. Predictors other than the oracle are
+        given this view, so they cannot learn from the future by accident.
+        """
+        raw = self.raw.copy()
+        raw[:, [2, 3, 5, 6]] = -1
+        hidden = np.full(len(self), np.nan)
+        return dataclasses.replace(self, runtime=hidden, log_wait=hidden.copy(), raw=raw)
+
+    def with_procs(self, procs: int) -> Workload:
+        """The same jobs on a machine of ``procs`` processors (jobs larger are not dropped here)."""
+        return dataclasses.replace(self, procs=int(procs))
+
+
+def _open_text(path: Path) -> str:
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    if magic == b"\x1f\x8b":
+        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        return fh.read()
+
+
+def _check_line(path: str, lineno: int, line: str) -> None:
+    """Raise the precise error for one job line that failed the fast parse."""
+    tokens = line.split()
+    if len(tokens) != 18:
+        raise TraceFormatError(path, lineno, f"expected 18 fields, found {len(tokens)}: {line.strip()[:80]!r}")
+    for i, tok in enumerate(tokens):
+        try:
+            value = float(tok)
+        except ValueError:
+            raise TraceFormatError(
+                path, lineno, f"field {i + 1} ({SWF_FIELDS[i]}) is not a number: {tok!r}"
+            ) from None
+        if not np.isfinite(value):
+            raise TraceFormatError(path, lineno, f"field {i + 1} ({SWF_FIELDS[i]}) is not finite: {tok!r}")
+
+
+def _validate_values(path: str, data: np.ndarray, line_numbers: np.ndarray) -> None:
+    """Reject values no SWF file can hold; the error names the first offending line."""
+    checks = (
+        (~np.isfinite(data).all(axis=1), "a field is not finite"),
+        ((data < -1).any(axis=1), "a field is below -1 (SWF uses -1 for 'missing')"),
+        (data[:, 1] < 0, "submit time (field 2) is negative"),
+        (data[:, 0] != np.floor(data[:, 0]), "job id (field 1) is not a whole number"),
+        (
+            (data[:, 4] != np.floor(data[:, 4])) | (data[:, 7] != np.floor(data[:, 7])),
+            "processor count (field 5 or 8) is not a whole number",
+        ),
+    )
+    for bad, what in checks:
+        if bad.any():
+            row = int(np.argmax(bad))
+            fields = " ".join(f"{v:g}" for v in data[row])
+            raise TraceFormatError(path, int(line_numbers[row]), f"{what}: {fields}")
+
+
+def parse_header(text: str) -> dict[str, str]:
+    """``; Key: value`` header lines as a dict (the first value of a repeated key wins)."""
+    header: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.startswith(";"):
+            if line.strip():
+                break
+            continue
+        m = _HEADER_RE.match(line)
+        if m and m.group(1) not in header:
+            header[m.group(1)] = m.group(2)
+    return header
+
+
+def _header_int(value: str | None) -> int | None:
+    if value is None:
+        return None
+    m = re.match(r"\s*(\d+)", value)
+    return int(m.group(1)) if m else None
+
+
+def read_swf(
+    path: str | os.PathLike[str],
+    *,
+    procs: int | None = None,
+    default_estimate: float | None = None,
+) -> Workload:
+    """Read an SWF trace (plain or gzipped) into a :class:`Workload`.
+
+    Args:
+        path: the file.
+        procs: machine size; by default the header's ``MaxProcs`` (else ``MaxNodes``,
+            else the largest job, which the report then says).
+        default_estimate: estimate for jobs without one (field 9 <= 0). By default the
+            largest estimate in the trace, or, in traces with no estimates at all, the
+            largest run time (a stand-in for a queue's wall-time limit).
+
+    Returns:
+        The workload; ``workload.report`` is its :class:`LoadReport`.
+
+    Raises:
+        TraceFormatError: a line is malformed; the message names the file and line.
+        FileNotFoundError: the file does not exist.
+    """
+    p = Path(path)
+    spath = str(path)
+    text = _open_text(p)
+    header = parse_header(text)
+
+    lines = text.splitlines()
+    job_lines: list[str] = []
+    line_numbers: list[int] = []
+    for i, line in enumerate(lines, start=1):
+        s = line.lstrip()
+        if not s or s.startswith(";"):
+            continue
+        job_lines.append(line)
+        line_numbers.append(i)
+    lineno = np.asarray(line_numbers, dtype=np.int64)
+
+    n = len(job_lines)
+    if n:
+        values = None
+        try:
+            values = np.loadtxt(io.StringIO("\n".join(job_lines)), dtype=np.float64, ndmin=2)
+        except ValueError:
+            values = None
+        if values is None or values.shape != (n, 18):
+            for ln, line in zip(line_numbers, job_lines, strict=True):
+                _check_line(spath, ln, line)
+            raise TraceFormatError(spath, None, "could not parse the job lines")  # pragma: no cover
+        data = values
+    else:
+        data = np.empty((0, 18), dtype=np.float64)
+    _validate_values(spath, data, lineno)
+
+    procs_source = "argument"
+    if procs is None:
+        for key in ("MaxProcs", "MaxNodes"):
+            v = _header_int(header.get(key))
+            if v:
+                procs, procs_source = v, key
+                break
+    size = np.where(data[:, 7] > 0, data[:, 7], data[:, 4]).astype(np.int64)
+    runtime = data[:, 3]
+    if procs is None:
+        procs = int(size.max()) if n and size.max() > 0 else 1
+        procs_source = "largest job"
+    if procs <= 0:
+        raise InvalidConfigError(f"procs must be positive, got {procs}")
+
+    drop_runtime = runtime < 0
+    drop_size = ~drop_runtime & (size <= 0)
+    drop_large = ~drop_runtime & ~drop_size & (size > procs)
+    keep = ~(drop_runtime | drop_size | drop_large)
+    dropped = {
+        DROP_RUNTIME: int(drop_runtime.sum()),
+        DROP_SIZE: int(drop_size.sum()),
+        DROP_TOO_LARGE: int(drop_large.sum()),
+    }
+    dropped = {k: v for k, v in dropped.items() if v}
+
+    kept = data[keep]
+    order = np.argsort(kept[:, 1], kind="stable")
+    kept = kept[order]
+    size = size[keep][order]
+
+    est = kept[:, 8]
+    has_est = est > 0
+    if default_estimate is None:
+        if has_est.any():
+            default_estimate = float(est[has_est].max())
+        elif len(kept):
+            default_estimate = float(max(kept[:, 3].max(), 1.0))
+        else:
+            default_estimate = 1.0
+    if default_estimate <= 0:
+        raise InvalidConfigError(f"default_estimate must be positive, got {default_estimate}")
+    estimate = np.where(has_est, est, float(default_estimate))
+
+    report = LoadReport(
+        path=spath,
+        job_lines=n,
+        jobs_kept=len(kept),
+        dropped=dropped,
+        default_estimates=int((~has_est).sum()),
+        procs=int(procs),
+        procs_source=procs_source,
+    )
+    name = p.name
+    for ext in (".gz", ".swf"):
+        name = name.removesuffix(ext)
+    return Workload(
+        name=name,
+        procs=int(procs),
+        job_id=kept[:, 0].astype(np.int64),
+        submit=kept[:, 1].copy(),
+        runtime=kept[:, 3].copy(),
+        procs_req=size,
+        estimate=estimate,
+        user=kept[:, 11].astype(np.int64),
+        group=kept[:, 12].astype(np.int64),
+        executable=kept[:, 13].astype(np.int64),
+        queue=kept[:, 14].astype(np.int64),
+        partition=kept[:, 15].astype(np.int64),
+        status=kept[:, 10].astype(np.int64),
+        requested_memory=kept[:, 9].copy(),
+        log_wait=kept[:, 2].copy(),
+        raw=kept,
+        header=header,
+        report=report,
+    )
+
+
+def write_swf(
+    path: str | os.PathLike[str],
+    workload: Workload,
+    *,
+    start: np.ndarray | None = None,
+    header: Mapping[str, str] | None = None,
+) -> None:
+    """Write a workload as SWF (gzipped when ``path`` ends in ``.gz``).
+
+    The 18 fields of every job are written as read, except the submit time (which
+    reflects load scaling). With ``start`` (one start time per job, e.g. a simulated
+    schedule) field 3 (wait) becomes ``start - submit``. Reading the file back with
+    :func:`read_swf` gives the same columns.
+    """
+    rows = np.array(workload.raw, dtype=np.float64, copy=True)
+    rows[:, 1] = workload.submit
+    if start is not None:
+        rows[:, 2] = np.asarray(start, dtype=np.float64) - workload.submit
+    hdr = dict(workload.header if header is None else header)
+    hdr.setdefault("MaxProcs", str(workload.procs))
+    hdr["MaxProcs"] = str(workload.procs)
+    out = io.StringIO()
+    for key, value in hdr.items():
+        out.write(f"; {key}: {value}\n")
+    if len(rows):
+        np.savetxt(out, rows, fmt="%.17g", delimiter=" ")
+    data = out.getvalue().encode()
+    p = Path(path)
+    if p.suffix == ".gz":
+        with gzip.open(p, "wb", compresslevel=6, mtime=0) as fh:
+            fh.write(data)
+    else:
+        p.write_bytes(data)
+
+
+def default_trace_path() -> Path:
+    """Path of the trace slice shipped with hpcgym (first 10,000 jobs of SDSC-SP2)."""
+    return Path(str(resources.files("hpcgym.data").joinpath(DEFAULT_TRACE)))
+
+
+def load_default(**kwargs: object) -> Workload:
+    """Read the bundled default trace; keyword arguments go to :func:`read_swf`."""
+    return read_swf(default_trace_path(), **kwargs)  # type: ignore[arg-type]
