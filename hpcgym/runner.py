@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hpcgym.baselines import make_policy, policy_specs, resolve_policy_name
+from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
 from hpcgym.metrics import compute_metrics
-from hpcgym.predictors import make_predictor, resolve_predictor_name
 from hpcgym.sim import Schedule, Simulator
 from hpcgym.workload import Workload
 
@@ -45,9 +44,9 @@ def run_policy(
         utilization, makespan_s, sim_seconds, jobs_per_second`` and more.
     """
     name = resolve_policy_name(policy)
-    spec = policy_specs()[name]
-    pred_name = resolve_predictor_name(predictor if predictor is not None else spec.predictor)
-    sim = Simulator(workload, predictor=make_predictor(pred_name), kill_at_estimate=kill_at_estimate)
+    pred = preset_predictor(name, predictor)
+    pred_name = pred.name
+    sim = Simulator(workload, predictor=pred, kill_at_estimate=kill_at_estimate)
     schedule = sim.run(make_policy(name), progress=progress)
     schedule.policy = name
     metrics = compute_metrics(schedule, include_all=include_all)

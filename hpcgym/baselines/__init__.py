@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from hpcgym.baselines.dispatchers import FCFS, EasyBackfilling, ListScheduler
 from hpcgym.errors import UnknownNameError
+from hpcgym.predictors import Predictor, make_predictor
 from hpcgym.sim import Dispatcher
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "PolicySpec",
     "make_policy",
     "policy_specs",
+    "preset_predictor",
     "register_policy",
 ]
 
@@ -76,6 +78,16 @@ def resolve_policy_name(name: str) -> str:
 def make_policy(name: str) -> Dispatcher:
     """A fresh dispatcher for a registered preset name or alias."""
     return _POLICIES[resolve_policy_name(name)].factory()
+
+
+def preset_predictor(policy: str, predictor: str | None = None) -> Predictor:
+    """The predictor a preset plans with, or ``predictor`` (a name or alias) instead.
+
+    The CLI, the reproduction tables and the Gymnasium environment all build predictors
+    here, so a policy run directly and through the environment plans with the same one.
+    """
+    spec = _POLICIES[resolve_policy_name(policy)]
+    return make_predictor(predictor if predictor is not None else spec.predictor)
 
 
 def _easy(name: str, **kwargs: object) -> Callable[[], Dispatcher]:
