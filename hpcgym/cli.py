@@ -184,7 +184,7 @@ def _load_plugins() -> None:
     """Import the modules that register further subcommands."""
     import importlib
 
-    for module in ("hpcgym.reproduce",):
+    for module in ("hpcgym.compare", "hpcgym.reproduce"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as err:
