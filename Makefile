@@ -1,5 +1,5 @@
 # hpcgym: `make demo` and `make test` work on a fresh machine with only Python 3.11.
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed

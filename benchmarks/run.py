@@ -55,7 +55,11 @@ def main() -> int:
         for row in module.run(args.traces):
             row.setdefault("bench", name)
             rows.append(row)
-            print("   " + "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()), flush=True)
+            print(
+                "   "
+                + "  ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()),
+                flush=True,
+            )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"machine": machine(), "rows": rows}, indent=1))
     print(f"wrote {args.out}")

@@ -99,7 +99,9 @@ def plot(path: Path, rows: list[dict[str, Any]], schedules: list[Schedule], titl
     ax = axes[2]
     for r, s, c in zip(rows, schedules, colors, strict=True):
         wait = np.sort(np.maximum(s.wait, 1.0)) / 60.0
-        ax.plot(wait, np.arange(1, len(wait) + 1) / len(wait), color=c, label=f"{r['policy']} {r['predictor']}")
+        ax.plot(
+            wait, np.arange(1, len(wait) + 1) / len(wait), color=c, label=f"{r['policy']} {r['predictor']}"
+        )
     ax.set_xscale("log")
     ax.set_xlabel("wait [min] (waits under 1 s drawn at 1 s)")
     ax.set_ylabel("fraction of jobs")
@@ -145,4 +147,6 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-command("compare", "several policies and predictors on one trace: table, CSV/JSON and a plot")(_configure)(_run)
+command("compare", "several policies and predictors on one trace: table, CSV/JSON and a plot")(_configure)(
+    _run
+)

@@ -85,10 +85,15 @@ def queue_length_distribution(submit: np.ndarray, start: np.ndarray) -> dict[str
 def job_metrics(wait: np.ndarray, runtime: np.ndarray, tau: float = TAU) -> dict[str, float]:
     """Mean wait (s), slowdown and bounded slowdown of a set of jobs."""
     if len(wait) == 0:
-        return {"jobs": 0, "mean_wait_s": float("nan"), "mean_slowdown": float("nan"), "mean_bsld": float("nan")}
+        return {
+            "jobs": 0,
+            "mean_wait_s": float("nan"),
+            "mean_slowdown": float("nan"),
+            "mean_bsld": float("nan"),
+        }
     sld = slowdown(wait, runtime)
     return {
-        "jobs": int(len(wait)),
+        "jobs": len(wait),
         "mean_wait_s": float(np.mean(wait)),
         "mean_slowdown": float(np.nanmean(sld)) if np.isfinite(sld).any() else float("nan"),
         "mean_bsld": float(np.mean(bounded_slowdown(wait, runtime, tau))),

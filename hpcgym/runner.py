@@ -68,7 +68,9 @@ def run_policy(
     row.update(metrics)
     row["sim_seconds"] = schedule.sim_seconds
     row["decisions"] = schedule.decisions
-    row["jobs_per_second"] = len(workload) / schedule.sim_seconds if schedule.sim_seconds > 0 else float("inf")
+    row["jobs_per_second"] = (
+        len(workload) / schedule.sim_seconds if schedule.sim_seconds > 0 else float("inf")
+    )
     return RunResult(schedule, row)
 
 
@@ -76,11 +78,17 @@ def format_table(rows: list[dict[str, Any]], columns: list[tuple[str, str, str]]
     """A plain-text table: ``columns`` are (key, header, format) triples."""
     cells = [[h for _, h, _ in columns]]
     for r in rows:
-        cells.append([format(r[k], f) if isinstance(r[k], (int, float)) else str(r[k]) for k, _, f in columns])
+        cells.append(
+            [format(r[k], f) if isinstance(r[k], (int, float)) else str(r[k]) for k, _, f in columns]
+        )
     widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
     lines = []
     for i, row in enumerate(cells):
-        lines.append("  ".join(c.rjust(w) if j else c.ljust(w) for j, (c, w) in enumerate(zip(row, widths, strict=True))))
+        lines.append(
+            "  ".join(
+                c.rjust(w) if j else c.ljust(w) for j, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)

@@ -20,7 +20,9 @@ EASY_TABLE3 = [
 
 @pytest.mark.expensive
 @pytest.mark.parametrize(("name", "procs", "paper"), EASY_TABLE3, ids=["SDSC-SP2", "CTC-SP2"])
-def test_easy_walltime_within_ten_percent_of_table3(name: str, procs: int | None, paper: tuple[float, float]) -> None:
+def test_easy_walltime_within_ten_percent_of_table3(
+    name: str, procs: int | None, paper: tuple[float, float]
+) -> None:
     path = TRACES / name
     if not path.exists():
         pytest.skip(f"{name} not found in shared/traces (the reproduction needs the real trace)")
