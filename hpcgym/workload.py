@@ -9,8 +9,9 @@ SWF rules (see the field table in ``traces/README.md``):
 
 * requested processors = field 8 if > 0, else field 5 (allocated processors);
 * estimate = field 9 if > 0, else ``default_estimate``;
-* a job with run time < 0 (cancelled before it ran), size <= 0, or size larger than
-  the machine is dropped and counted in the report;
+* a job with run time < 0 (cancelled before it ran), no submit time (-1, as in the
+  cancelled jobs of LLNL-Thunder), size <= 0, or size larger than the machine is
+  dropped and counted in the report, under the first of these reasons that applies;
 * a malformed line (wrong field count, a field that is not a number, an impossible
   value) raises :class:`~hpcgym.errors.TraceFormatError` naming the file and line.
 """
@@ -55,8 +56,11 @@ SWF_FIELDS = (
 """The 18 SWF fields, in file order."""
 
 DROP_RUNTIME = "runtime < 0 (cancelled before start)"
+DROP_NO_SUBMIT = "submit time missing (-1)"
 DROP_SIZE = "size <= 0"
 DROP_TOO_LARGE = "size > machine"
+DEFAULT_ESTIMATE_KEY = "DefaultEstimate"
+"""Header key in which :func:`write_swf` records the estimate of jobs without one."""
 DEFAULT_TRACE = "SDSC-SP2-1998-4.2-cln-first10k.swf.gz"
 """File name of the slice of SDSC-SP2 shipped as package data (first 10,000 jobs)."""
 
@@ -114,7 +118,9 @@ class LoadReport:
         if self.offset:
             lines.append(f"  window starts after {self.offset} jobs")
         if self.load_factor != 1.0:
-            lines.append(f"  load scaled by {self.load_factor:g} (inter-arrival times / {self.load_factor:g})")
+            lines.append(
+                f"  load scaled by {self.load_factor:g} (inter-arrival times / {self.load_factor:g})"
+            )
         return "\n".join(lines)
 
 
@@ -263,20 +269,39 @@ def _open_text(path: Path) -> str:
         return fh.read()
 
 
-def _check_line(path: str, lineno: int, line: str) -> None:
-    """Raise the precise error for one job line that failed the fast parse."""
+_NUMBER_RE = re.compile(
+    r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE
+)
+"""A number as SWF files write it (non-finite spellings match here and are rejected as values)."""
+
+
+def _parse_line(path: str, lineno: int, line: str) -> np.ndarray:
+    """One job line as 18 values; raises the precise error for a malformed line."""
     tokens = line.split()
     if len(tokens) != 18:
-        raise TraceFormatError(path, lineno, f"expected 18 fields, found {len(tokens)}: {line.strip()[:80]!r}")
+        raise TraceFormatError(
+            path, lineno, f"expected 18 fields, found {len(tokens)}: {line.strip()[:80]!r}"
+        )
     for i, tok in enumerate(tokens):
-        try:
-            value = float(tok)
-        except ValueError:
-            raise TraceFormatError(
-                path, lineno, f"field {i + 1} ({SWF_FIELDS[i]}) is not a number: {tok!r}"
-            ) from None
-        if not np.isfinite(value):
-            raise TraceFormatError(path, lineno, f"field {i + 1} ({SWF_FIELDS[i]}) is not finite: {tok!r}")
+        if not _NUMBER_RE.fullmatch(tok):
+            raise TraceFormatError(path, lineno, f"field {i + 1} ({SWF_FIELDS[i]}) is not a number: {tok!r}")
+    row = np.array([float(tok) for tok in tokens], dtype=np.float64)
+    _validate_values(path, row[None, :], np.array([lineno]))
+    return row
+
+
+def _parse_job_lines(path: str, job_lines: list[str], line_numbers: list[int]) -> np.ndarray:
+    """The job lines as an (n, 18) array; the error for a malformed line names it."""
+    try:
+        values = np.loadtxt(io.StringIO("\n".join(job_lines)), dtype=np.float64, ndmin=2, comments=None)
+        if values.shape == (len(job_lines), 18):
+            return values
+    except ValueError:
+        pass
+    # The fast parser failed: go line by line, which finds the first bad line or, for
+    # spellings only it rejects (e.g. unusual whitespace), parses the file after all.
+    rows = [_parse_line(path, ln, line) for ln, line in zip(line_numbers, job_lines, strict=True)]
+    return np.array(rows, dtype=np.float64).reshape(-1, 18)
 
 
 def _validate_values(path: str, data: np.ndarray, line_numbers: np.ndarray) -> None:
@@ -284,18 +309,21 @@ def _validate_values(path: str, data: np.ndarray, line_numbers: np.ndarray) -> N
     checks = (
         (~np.isfinite(data).all(axis=1), "a field is not finite"),
         ((data < -1).any(axis=1), "a field is below -1 (SWF uses -1 for 'missing')"),
-        (data[:, 1] < 0, "submit time (field 2) is negative"),
+        ((data[:, 1] < 0) & (data[:, 1] != -1), "submit time (field 2) is negative"),
         (data[:, 0] != np.floor(data[:, 0]), "job id (field 1) is not a whole number"),
         (
             (data[:, 4] != np.floor(data[:, 4])) | (data[:, 7] != np.floor(data[:, 7])),
             "processor count (field 5 or 8) is not a whole number",
         ),
     )
-    for bad, what in checks:
-        if bad.any():
-            row = int(np.argmax(bad))
-            fields = " ".join(f"{v:g}" for v in data[row])
-            raise TraceFormatError(path, int(line_numbers[row]), f"{what}: {fields}")
+    bad_rows = np.zeros(len(data), dtype=bool)
+    for bad, _ in checks:
+        bad_rows |= bad
+    if bad_rows.any():  # report the first bad line of the file, whatever is wrong with it
+        row = int(np.argmax(bad_rows))
+        what = next(what for bad, what in checks if bad[row])
+        fields = " ".join(f"{v:g}" for v in data[row])
+        raise TraceFormatError(path, int(line_numbers[row]), f"{what}: {fields}")
 
 
 def parse_header(text: str) -> dict[str, str]:
@@ -332,6 +360,7 @@ def read_swf(
         procs: machine size; by default the header's ``MaxProcs`` (else ``MaxNodes``,
             else the largest job, which the report then says).
         default_estimate: estimate for jobs without one (field 9 <= 0). By default the
+            header's ``DefaultEstimate`` (written by :func:`write_swf`), else the
             largest estimate in the trace, or, in traces with no estimates at all, the
             largest run time (a stand-in for a queue's wall-time limit).
 
@@ -347,7 +376,10 @@ def read_swf(
     text = _open_text(p)
     header = parse_header(text)
 
-    lines = text.splitlines()
+    # Text mode already turned \r\n and \r into \n; other characters str.splitlines()
+    # breaks at (form feed, U+2028, ...) do not end a line in SWF, so line numbers
+    # stay those of an editor.
+    lines = text.split("\n")
     job_lines: list[str] = []
     line_numbers: list[int] = []
     for i, line in enumerate(lines, start=1):
@@ -359,19 +391,7 @@ def read_swf(
     lineno = np.asarray(line_numbers, dtype=np.int64)
 
     n = len(job_lines)
-    if n:
-        values = None
-        try:
-            values = np.loadtxt(io.StringIO("\n".join(job_lines)), dtype=np.float64, ndmin=2)
-        except ValueError:
-            values = None
-        if values is None or values.shape != (n, 18):
-            for ln, line in zip(line_numbers, job_lines, strict=True):
-                _check_line(spath, ln, line)
-            raise TraceFormatError(spath, None, "could not parse the job lines")  # pragma: no cover
-        data = values
-    else:
-        data = np.empty((0, 18), dtype=np.float64)
+    data = _parse_job_lines(spath, job_lines, line_numbers) if n else np.empty((0, 18), dtype=np.float64)
     _validate_values(spath, data, lineno)
 
     procs_source = "argument"
@@ -390,11 +410,13 @@ def read_swf(
         raise InvalidConfigError(f"procs must be positive, got {procs}")
 
     drop_runtime = runtime < 0
-    drop_size = ~drop_runtime & (size <= 0)
-    drop_large = ~drop_runtime & ~drop_size & (size > procs)
-    keep = ~(drop_runtime | drop_size | drop_large)
+    drop_submit = ~drop_runtime & (data[:, 1] < 0)
+    drop_size = ~drop_runtime & ~drop_submit & (size <= 0)
+    drop_large = ~drop_runtime & ~drop_submit & ~drop_size & (size > procs)
+    keep = ~(drop_runtime | drop_submit | drop_size | drop_large)
     dropped = {
         DROP_RUNTIME: int(drop_runtime.sum()),
+        DROP_NO_SUBMIT: int(drop_submit.sum()),
         DROP_SIZE: int(drop_size.sum()),
         DROP_TOO_LARGE: int(drop_large.sum()),
     }
@@ -407,6 +429,15 @@ def read_swf(
 
     est = kept[:, 8]
     has_est = est > 0
+    if default_estimate is None and DEFAULT_ESTIMATE_KEY in header:
+        try:
+            default_estimate = float(header[DEFAULT_ESTIMATE_KEY])
+        except ValueError:
+            raise TraceFormatError(
+                spath,
+                None,
+                f"header {DEFAULT_ESTIMATE_KEY} is not a number: {header[DEFAULT_ESTIMATE_KEY]!r}",
+            ) from None
     if default_estimate is None:
         if has_est.any():
             default_estimate = float(est[has_est].max())
@@ -414,7 +445,7 @@ def read_swf(
             default_estimate = float(max(kept[:, 3].max(), 1.0))
         else:
             default_estimate = 1.0
-    if default_estimate <= 0:
+    if not (np.isfinite(default_estimate) and default_estimate > 0):
         raise InvalidConfigError(f"default_estimate must be positive, got {default_estimate}")
     estimate = np.where(has_est, est, float(default_estimate))
 
@@ -463,7 +494,9 @@ def write_swf(
 
     The 18 fields of every job are written as read, except the submit time (which
     reflects load scaling). With ``start`` (one start time per job, e.g. a simulated
-    schedule) field 3 (wait) becomes ``start - submit``. Reading the file back with
+    schedule) field 3 (wait) becomes ``start - submit``. The estimate given to jobs
+    without one goes into a ``DefaultEstimate`` header line, since a window of a trace
+    would otherwise get a different default when read back. Reading the file back with
     :func:`read_swf` gives the same columns.
     """
     rows = np.array(workload.raw, dtype=np.float64, copy=True)
@@ -471,8 +504,14 @@ def write_swf(
     if start is not None:
         rows[:, 2] = np.asarray(start, dtype=np.float64) - workload.submit
     hdr = dict(workload.header if header is None else header)
-    hdr.setdefault("MaxProcs", str(workload.procs))
     hdr["MaxProcs"] = str(workload.procs)
+    hdr.pop(DEFAULT_ESTIMATE_KEY, None)
+    missing = rows[:, 8] <= 0
+    if missing.any():
+        default = float(workload.estimate[missing][0])
+        hdr[DEFAULT_ESTIMATE_KEY] = f"{default:.17g}"
+        other = missing & (workload.estimate != default)  # more than one default: write them out
+        rows[other, 8] = workload.estimate[other]
     out = io.StringIO()
     for key, value in hdr.items():
         out.write(f"; {key}: {value}\n")
@@ -480,11 +519,7 @@ def write_swf(
         np.savetxt(out, rows, fmt="%.17g", delimiter=" ")
     data = out.getvalue().encode()
     p = Path(path)
-    if p.suffix == ".gz":
-        with gzip.open(p, "wb", compresslevel=6, mtime=0) as fh:
-            fh.write(data)
-    else:
-        p.write_bytes(data)
+    p.write_bytes(gzip.compress(data, compresslevel=6, mtime=0) if p.suffix == ".gz" else data)
 
 
 def default_trace_path() -> Path:
