@@ -90,15 +90,21 @@ def easy_kernel(
         ends[nr + k] = now + factor * prediction[r]
         sizes[nr + k] = procs[r]
     idx = np.argsort(ends, kind="mergesort")
+    m = nr + n
     avail = free
     shadow = now
-    for k in idx:
-        avail += sizes[k]
-        if avail >= need:
-            shadow = ends[k]
-            break
+    k = 0
+    while k < m and avail < need:
+        avail += sizes[idx[k]]
+        shadow = ends[idx[k]]
+        k += 1
     if shadow < now:  # predictions already outlived: the scheduler thinks they are free now
         shadow = now
+    # every job predicted to end by the reservation frees its processors then, too: the
+    # extra processors are all those free at the reservation beyond the head job's need
+    while k < m and ends[idx[k]] <= shadow:
+        avail += sizes[idx[k]]
+        k += 1
     extra = avail - need
     out_reservation[0] = head
     out_reservation[1] = shadow
