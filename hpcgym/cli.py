@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -54,6 +55,20 @@ def load_trace(args: argparse.Namespace) -> Any:
     return w
 
 
+def json_ready(value: Any) -> Any:
+    """``value`` with NaN and infinities as ``null``: strict JSON has no spelling for them.
+
+    (A metric over no jobs is NaN, e.g. the mean wait of an empty job class.)
+    """
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_ready(v) for v in value]
+    return value
+
+
 def _configure_simulate(p: argparse.ArgumentParser) -> None:
     add_trace_arguments(p)
     p.add_argument("--policy", default="easy", help="dispatcher preset (see `hpcgym policies`)")
@@ -82,7 +97,7 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.schedule_out is not None:
         write_schedule(args.schedule_out, result.schedule)
     if args.json:
-        print(json.dumps(result.row, default=float))
+        print(json.dumps(json_ready(result.row), default=float, allow_nan=False))
     else:
         print(format_table([with_minutes(result.row)], SUMMARY_COLUMNS))
     return 0
@@ -154,7 +169,7 @@ def _demo(args: argparse.Namespace) -> int:
         for predictor in ("walltime", "real")
     ]
     if args.json:
-        print(json.dumps(rows, default=float))
+        print(json.dumps(json_ready(rows), default=float, allow_nan=False))
         return 0
     print(f"\n{w.name}: {len(w)} jobs on {w.procs} processors "
           "(averages leave out warm-up and cool-down; W = user estimate, R = real run time)\n")
