@@ -1,0 +1,139 @@
+"""Shared fixtures: hand-built workloads, SWF files, random workloads, the trace folder.
+
+Hypothesis runs under the ``ci`` profile unless ``HYPOTHESIS_PROFILE`` names another:
+derandomized and without an example database, so every run tries the same examples
+(``dev`` explores new ones and remembers failures).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from hpcgym.workload import Workload
+
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", deadline=None, max_examples=200)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+TRACES_DIR = Path(__file__).resolve().parents[2] / "shared" / "traces"
+"""Where the development copies of the Parallel Workloads Archive traces live, if present."""
+
+JobTuple = Sequence[float]
+
+
+def build_workload(jobs: Sequence[JobTuple], procs: int, name: str = "hand") -> Workload:
+    """A workload of ``jobs`` on a machine of ``procs`` processors.
+
+    Each job is ``(submit, runtime, procs, estimate[, user])``, in submit order; job ``i``
+    gets SWF job id ``i + 1``. The raw SWF fields agree with the columns, so the
+    workload can be written with :func:`hpcgym.workload.write_swf` and read back.
+    """
+    n = len(jobs)
+    cols = np.array([list(j[:4]) for j in jobs], dtype=np.float64).reshape(n, 4)
+    submit, runtime, size, estimate = cols.T
+    if np.any(np.diff(submit) < 0):
+        raise ValueError("make_workload: jobs must be given in submit order")
+    user = np.array([int(j[4]) if len(j) > 4 else 1 for j in jobs], dtype=np.int64)
+    raw = np.full((n, 18), -1.0)
+    raw[:, 0] = np.arange(1, n + 1)
+    raw[:, 1] = submit
+    raw[:, 3] = runtime
+    raw[:, 4] = size
+    raw[:, 7] = size
+    raw[:, 8] = estimate
+    raw[:, 10] = 1
+    raw[:, 11] = user
+    minus_one = np.full(n, -1, dtype=np.int64)
+    return Workload(
+        name=name,
+        procs=int(procs),
+        job_id=np.arange(1, n + 1, dtype=np.int64),
+        submit=submit.copy(),
+        runtime=runtime.copy(),
+        procs_req=size.astype(np.int64),
+        estimate=estimate.copy(),
+        user=user,
+        group=minus_one.copy(),
+        executable=minus_one.copy(),
+        queue=minus_one.copy(),
+        partition=minus_one.copy(),
+        status=np.ones(n, dtype=np.int64),
+        requested_memory=np.full(n, -1.0),
+        log_wait=np.full(n, -1.0),
+        raw=raw,
+    )
+
+
+@st.composite
+def random_workloads(
+    draw: st.DrawFn,
+    max_jobs: int = 14,
+    max_procs: int = 12,
+    fractional: bool = True,
+) -> Workload:
+    """Small random workloads that provoke ties: jobs arriving, ending and fitting at one instant.
+
+    Times are mostly whole seconds (so events coincide), runtimes may be 0, estimates
+    may be shorter or longer than the runtime, users repeat.
+    """
+    procs = draw(st.integers(1, max_procs))
+    n = draw(st.integers(1, max_jobs))
+    t = float(draw(st.integers(0, 5)))
+    time_step = st.sampled_from([0.0, 0.5, 1.0, 2.5]) if fractional else st.just(1.0)
+    jobs = []
+    for _ in range(n):
+        t += draw(st.integers(0, 6)) * draw(time_step)
+        runtime = draw(st.integers(0, 30)) * draw(time_step)
+        size = draw(st.integers(1, procs))
+        estimate = float(draw(st.integers(1, 40)))
+        user = draw(st.integers(1, 3))
+        jobs.append((t, runtime, size, estimate, user))
+    return build_workload(jobs, procs, name="random")
+
+
+@pytest.fixture(scope="session")
+def make_workload() -> Callable[..., Workload]:
+    """:func:`build_workload`: ``make_workload([(submit, runtime, procs, estimate), ...], procs)``."""
+    return build_workload
+
+
+@pytest.fixture(scope="session")
+def workload_strategy() -> Callable[..., st.SearchStrategy[Workload]]:
+    """:func:`random_workloads`, for ``data.draw(workload_strategy())`` in hypothesis tests."""
+    return random_workloads
+
+
+@pytest.fixture(scope="session")
+def write_swf_text() -> Callable[[Path, str], Path]:
+    """Write SWF text to a file (gzipped when its name ends in ``.gz``) and return the path."""
+
+    def write(path: Path, text: str) -> Path:
+        import gzip
+
+        data = text.encode("utf-8")
+        path.write_bytes(gzip.compress(data) if path.name.endswith(".gz") else data)
+        return path
+
+    return write
+
+
+@pytest.fixture(scope="session")
+def traces_dir() -> Path:
+    """The folder of development traces; skips the test when it is not there."""
+    if not TRACES_DIR.is_dir() or not any(TRACES_DIR.glob("*.swf.gz")):
+        pytest.skip("the development traces (shared/traces/*.swf.gz next to the repository) are not present")
+    return TRACES_DIR
