@@ -24,6 +24,7 @@ import gzip
 import io
 import os
 import re
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -259,13 +260,15 @@ class Workload:
         return dataclasses.replace(self, procs=int(procs))
 
 
-def _open_text(path: Path) -> str:
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
-    if magic == b"\x1f\x8b":
-        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as fh:
-            return fh.read()
-    with open(path, encoding="utf-8", errors="replace") as fh:
+def _open_text(path: Path, name: str) -> str:
+    """The file's text, gunzipped if need be, with universal newlines (\r\n and \r become \n)."""
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as err:
+            raise TraceFormatError(name, None, f"not a readable gzip file ({err})") from err
+    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace") as fh:
         return fh.read()
 
 
@@ -373,7 +376,7 @@ def read_swf(
     """
     p = Path(path)
     spath = str(path)
-    text = _open_text(p)
+    text = _open_text(p, spath)
     header = parse_header(text)
 
     # Text mode already turned \r\n and \r into \n; other characters str.splitlines()
