@@ -1,6 +1,18 @@
-"""hpcgym: a Gymnasium environment and benchmark suite for HPC job dispatching."""
+"""hpcgym: a Gymnasium environment and benchmark suite for HPC job dispatching.
+
+``import hpcgym`` registers the environment ids (``hpcgym/Dispatch-v0`` ...) with
+Gymnasium without importing Gymnasium itself: if it is not loaded yet, the ids are
+registered the moment it is, so ``import hpcgym.sim`` stays free of Gymnasium.
+"""
 
 from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import warnings
+from typing import Any
 
 from hpcgym.errors import (
     HpcGymError,
@@ -13,7 +25,15 @@ from hpcgym.workload import LoadReport, Workload, load_default, read_swf, write_
 
 __version__ = "0.1.0"
 
+ENV_IDS: dict[str, dict[str, Any]] = {
+    "hpcgym/Dispatch-v0": {},
+    "hpcgym/DispatchBackfill-v0": {"backfill": "easy"},
+    "hpcgym/DispatchPolicy-v0": {"mode": "policy"},
+}
+"""Registered environment ids and the keyword arguments each fixes (see ``hpcgym.env``)."""
+
 __all__ = [
+    "ENV_IDS",
     "HpcGymError",
     "InvalidConfigError",
     "InvalidDecisionError",
@@ -24,5 +44,56 @@ __all__ = [
     "__version__",
     "load_default",
     "read_swf",
+    "register_envs",
     "write_swf",
 ]
+
+
+def register_envs() -> None:
+    """Register every id of :data:`ENV_IDS` with Gymnasium (idempotent)."""
+    import gymnasium
+
+    for env_id, kwargs in ENV_IDS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point="hpcgym.env.dispatch:DispatchEnv", kwargs=dict(kwargs))
+
+
+class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """One-shot import hook: when ``gymnasium`` is first imported, register our ids."""
+
+    def find_spec(
+        self, fullname: str, path: Any, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "gymnasium":
+            return None
+        _remove_hook()
+        spec = importlib.util.find_spec("gymnasium")
+        if spec is None or spec.loader is None:
+            return spec
+        self._inner = spec.loader
+        spec.loader = self
+        return spec
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        # hand the module its real loader back before it runs, then register
+        module.__loader__ = self._inner
+        if module.__spec__ is not None:
+            module.__spec__.loader = self._inner
+        self._inner.exec_module(module)
+        try:
+            register_envs()
+        except Exception as err:  # pragma: no cover - never break importing gymnasium
+            warnings.warn(f"hpcgym: could not register the environments: {err}", stacklevel=2)
+
+
+def _remove_hook() -> None:
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _RegisterAfterGymnasium)]
+
+
+if "gymnasium" in sys.modules:
+    register_envs()
+elif not any(isinstance(f, _RegisterAfterGymnasium) for f in sys.meta_path):
+    sys.meta_path.insert(0, _RegisterAfterGymnasium())

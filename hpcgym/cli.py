@@ -78,6 +78,11 @@ def _configure_simulate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument("--schedule-out", type=Path, default=None, help="write every job's schedule (.csv, or .swf/.swf.gz)")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    p.add_argument(
+        "--via-env",
+        action="store_true",
+        help="run the policy as an agent acting through the Gymnasium environment (same result)",
+    )
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -93,6 +98,7 @@ def _simulate(args: argparse.Namespace) -> int:
         kill_at_estimate=args.kill_at_estimate,
         include_all=args.include_all,
         progress=False if args.no_progress else None,
+        via_env=args.via_env,
     )
     if args.schedule_out is not None:
         write_schedule(args.schedule_out, result.schedule)

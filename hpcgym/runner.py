@@ -27,6 +27,7 @@ def run_policy(
     kill_at_estimate: bool = False,
     include_all: bool = False,
     progress: bool | None = None,
+    via_env: bool = False,
 ) -> RunResult:
     """Simulate ``workload`` under the preset ``policy`` and compute its metrics.
 
@@ -37,6 +38,9 @@ def run_policy(
         kill_at_estimate: end jobs at their estimate.
         include_all: averages over every job (no warm-up/cool-down exclusion).
         progress: progress bar on stderr (default: only on a terminal, for big traces).
+        via_env: run the policy as an agent acting through the Gymnasium environment
+            (:func:`hpcgym.env.run_via_env`) instead of directly; the schedule and the
+            row are the same, apart from the timing fields.
 
     Returns:
         The schedule and one report row: ``trace, policy, predictor, procs, jobs_read,
@@ -46,8 +50,13 @@ def run_policy(
     name = resolve_policy_name(policy)
     pred = preset_predictor(name, predictor)
     pred_name = pred.name
-    sim = Simulator(workload, predictor=pred, kill_at_estimate=kill_at_estimate)
-    schedule = sim.run(make_policy(name), progress=progress)
+    if via_env:
+        from hpcgym.env.adapters import run_via_env
+
+        schedule = run_via_env(workload, name, predictor, kill_at_estimate=kill_at_estimate)
+    else:
+        sim = Simulator(workload, predictor=pred, kill_at_estimate=kill_at_estimate)
+        schedule = sim.run(make_policy(name), progress=progress)
     schedule.policy = name
     metrics = compute_metrics(schedule, include_all=include_all)
     report = workload.report

@@ -1,0 +1,53 @@
+"""The Gymnasium environment of hpcgym: a thin adapter over the shared engine.
+
+>>> import gymnasium as gym
+>>> import hpcgym
+>>> env = gym.make("hpcgym/Dispatch-v0", window_jobs=64)
+>>> obs, info = env.reset(seed=1)
+>>> env.action_space
+Discrete(65)
+
+Registered ids (``import hpcgym`` registers them):
+
+| id | action mode |
+|----|-------------|
+| ``hpcgym/Dispatch-v0`` | ``job``: start one of K waiting jobs or advance |
+| ``hpcgym/DispatchBackfill-v0`` | ``job`` with ``backfill="easy"`` |
+| ``hpcgym/DispatchPolicy-v0`` | ``policy``: pick the reference dispatcher of this decision |
+"""
+
+from __future__ import annotations
+
+from hpcgym.env.adapters import DispatcherPolicy, run_episode, run_via_env
+from hpcgym.env.config import (
+    ActionConfig,
+    DispatchConfig,
+    EpisodeConfig,
+    ObservationConfig,
+    RewardConfig,
+    make_config,
+)
+from hpcgym.env.dispatch import DispatchEnv
+from hpcgym.env.observations import ObservationBuilder, observation_names, register_observation
+from hpcgym.env.rewards import RewardTerm, register_reward, reward_names
+from hpcgym.env.wrappers import FlattenDispatchObservation
+
+__all__ = [
+    "ActionConfig",
+    "DispatchConfig",
+    "DispatchEnv",
+    "DispatcherPolicy",
+    "EpisodeConfig",
+    "FlattenDispatchObservation",
+    "ObservationBuilder",
+    "ObservationConfig",
+    "RewardConfig",
+    "RewardTerm",
+    "make_config",
+    "observation_names",
+    "register_observation",
+    "register_reward",
+    "reward_names",
+    "run_episode",
+    "run_via_env",
+]

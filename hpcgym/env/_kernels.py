@@ -1,0 +1,187 @@
+"""Compiled feature kernels of the environment's observation builders.
+
+Each kernel reads job columns and the queue/running index arrays of the engine's
+read-only view and writes one preallocated output; no per-job Python objects. Times
+are scaled as ``log1p(t) * inv_log_t`` (``inv_log_t = 1 / log1p(max_time)``) and
+clipped to [0, 1].
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, inline="always")
+def _tnorm(t: float, inv_log_t: float) -> float:
+    if t <= 0.0:
+        return 0.0
+    v = np.log1p(t) * inv_log_t
+    return v if v < 1.0 else 1.0
+
+
+@njit(cache=True, inline="always")
+def _tbin(t: float, inv_log_t: float, bins: int) -> int:
+    if t <= 0.0:
+        return 0
+    b = int(np.log1p(t) * inv_log_t * bins)
+    return b if b < bins else bins - 1
+
+
+@njit(cache=True)
+def job_window(
+    out: np.ndarray,
+    queue: np.ndarray,
+    running: np.ndarray,
+    now: float,
+    free: int,
+    machine: int,
+    procs: np.ndarray,
+    estimate: np.ndarray,
+    prediction: np.ndarray,
+    submit: np.ndarray,
+    user: np.ndarray,
+    runtime: np.ndarray,
+    oracle: bool,
+    inv_log_t: float,
+    u_wait: np.ndarray,
+    u_wait_procs: np.ndarray,
+    u_run_procs: np.ndarray,
+) -> None:
+    """Features of the first ``len(out)`` queued jobs (rows past the queue stay 0).
+
+    Columns: present, wait, procs, estimate, prediction, fits now, the user's share of
+    the waiting jobs, of the waiting processors, the user's running processors, and
+    (``oracle``) the real run time. ``u_*`` are zeroed scratch arrays, one per user.
+    """
+    k = out.shape[0]
+    nq = len(queue)
+    total_wait_procs = 0
+    for j in queue:
+        u = user[j]
+        u_wait[u] += 1
+        u_wait_procs[u] += procs[j]
+        total_wait_procs += procs[j]
+    for j in running:
+        u_run_procs[user[j]] += procs[j]
+    n = nq if nq < k else k
+    inv_m = 1.0 / machine
+    for i in range(n):
+        j = queue[i]
+        u = user[j]
+        row = out[i]
+        row[0] = 1.0
+        row[1] = _tnorm(now - submit[j], inv_log_t)
+        row[2] = procs[j] * inv_m
+        row[3] = _tnorm(estimate[j], inv_log_t)
+        row[4] = _tnorm(prediction[j], inv_log_t)
+        row[5] = 1.0 if procs[j] <= free else 0.0
+        row[6] = u_wait[u] / nq
+        row[7] = u_wait_procs[u] / total_wait_procs
+        row[8] = u_run_procs[u] * inv_m
+        if oracle:
+            row[9] = _tnorm(runtime[j], inv_log_t)
+    for j in queue:
+        u = user[j]
+        u_wait[u] = 0
+        u_wait_procs[u] = 0
+    for j in running:
+        u_run_procs[user[j]] = 0
+
+
+@njit(cache=True)
+def histograms(
+    out: np.ndarray,
+    queue: np.ndarray,
+    running: np.ndarray,
+    now: float,
+    size_bin: np.ndarray,
+    duration: np.ndarray,
+    submit: np.ndarray,
+    start: np.ndarray,
+    inv_log_t: float,
+) -> None:
+    """The six distributions of Hariharan et al. Table I, each normalised to sum 1.
+
+    Rows: queue request sizes, queue durations, queue elapsed waits, running request
+    sizes, running durations, running elapsed run times (an empty set stays all 0).
+    """
+    bins = out.shape[1]
+    for j in queue:
+        out[0, size_bin[j]] += 1.0
+        out[1, _tbin(duration[j], inv_log_t, bins)] += 1.0
+        out[2, _tbin(now - submit[j], inv_log_t, bins)] += 1.0
+    for j in running:
+        out[3, size_bin[j]] += 1.0
+        out[4, _tbin(duration[j], inv_log_t, bins)] += 1.0
+        out[5, _tbin(now - start[j], inv_log_t, bins)] += 1.0
+    if len(queue):
+        out[0:3] *= 1.0 / len(queue)
+    if len(running):
+        out[3:6] *= 1.0 / len(running)
+
+
+@njit(cache=True)
+def system(
+    out: np.ndarray,
+    queue: np.ndarray,
+    running: np.ndarray,
+    now: float,
+    free: int,
+    machine: int,
+    k: int,
+    procs: np.ndarray,
+    prediction: np.ndarray,
+    submit: np.ndarray,
+    start: np.ndarray,
+    inv_log_t: float,
+) -> None:
+    """Free resources, queue summary and running-job summary (see ``SYSTEM_FEATURES``)."""
+    nq = len(queue)
+    nr = len(running)
+    out[0] = free / machine
+    out[1] = nr / machine
+    out[2] = nq / (nq + k)
+    demand = 0
+    fit = 0
+    for j in queue:
+        demand += procs[j]
+        if procs[j] <= free:
+            fit += 1
+    out[3] = demand / (demand + machine)
+    if nq:
+        out[4] = (nq - k) / nq if nq > k else 0.0
+        out[5] = fit / nq
+        out[6] = _tnorm(now - submit[queue[0]], inv_log_t)
+    if nr:
+        first = np.inf
+        weighted = 0.0
+        busy = 0
+        over = 0
+        for j in running:
+            left = start[j] + prediction[j] - now
+            if left < first:
+                first = left
+            if left <= 0.0:
+                over += 1
+            else:
+                weighted += left * procs[j]
+            busy += procs[j]
+        out[7] = _tnorm(first, inv_log_t)
+        out[8] = _tnorm(weighted / busy, inv_log_t)
+        out[9] = over / nr
+
+
+@njit(cache=True)
+def job_mask(
+    mask: np.ndarray, queue: np.ndarray, procs: np.ndarray, free: int, any_job: bool, can_advance: bool
+) -> None:
+    """Action mask of ``job`` mode: shown jobs that fit (any shown job if ``any_job``), then advance."""
+    k = len(mask) - 1
+    nq = len(queue)
+    n = nq if nq < k else k
+    for i in range(n):
+        mask[i] = any_job or procs[queue[i]] <= free
+    for i in range(n, k):
+        mask[i] = False
+    mask[k] = can_advance

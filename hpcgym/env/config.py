@@ -1,0 +1,315 @@
+"""Frozen configuration of the dispatch environment, one dataclass per concern.
+
+``gymnasium.make("hpcgym/Dispatch-v0", **kwargs)`` takes the fields of all four
+dataclasses as flat keyword arguments (every field name is unique across them);
+:func:`make_config` routes each keyword to its dataclass and rejects unknown ones
+with the closest valid name, so a misspelt option is never silently ignored.
+
+>>> cfg = make_config(window_jobs=128, window_size=32, reward="bsld-sparse")
+>>> cfg.episode.window_jobs, cfg.observation.window_size, cfg.reward.reward
+(128, 32, 'bsld-sparse')
+>>> make_config(windw_jobs=128)
+Traceback (most recent call last):
+...
+hpcgym.errors.InvalidConfigError: unknown environment argument 'windw_jobs'; did you mean 'window_jobs'?
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from hpcgym.errors import InvalidConfigError
+from hpcgym.workload import Workload
+
+SPLITS = ("train", "validation", "test", "all")
+ACTION_MODES = ("job", "policy")
+BACKFILL_MODES = ("none", "easy")
+HISTOGRAM_DURATIONS = ("prediction", "estimate")
+DEFAULT_POLICIES = ("fcfs", "sjf-list", "ljf-list", "easy")
+"""Reference dispatchers the agent chooses among in ``policy`` mode, by default."""
+
+
+def _check(ok: bool, name: str, message: str) -> None:
+    if not ok:
+        raise InvalidConfigError(f"{name}: {message}")
+
+
+def _choice(value: str, name: str, allowed: tuple[str, ...]) -> None:
+    _check(value in allowed, name, f"must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class EpisodeConfig:
+    """Which jobs an episode replays, on what machine, planned with which predictor.
+
+    Attributes:
+        trace: an SWF file (plain or gzipped), an already loaded
+            :class:`~hpcgym.workload.Workload`, or ``None`` for the bundled slice of
+            SDSC-SP2 (8,943 jobs on 128 processors).
+        procs: machine size when reading ``trace`` from a file (default: its header).
+        load_factor: multiply the offered load (inter-arrival times divided by it).
+        window_jobs: jobs per episode, N: a window of N consecutive jobs. ``None``
+            replays the whole job range as one episode.
+        split: which chronological part of the trace episodes come from: ``"train"``,
+            ``"validation"``, ``"test"`` (the fractions below, in that order) or
+            ``"all"``. Training and evaluating on different splits keeps evaluation on
+            jobs the agent never trained on.
+        split_fractions: sizes of the train, validation and test parts (sum 1).
+        job_range: ``(first, stop)`` job indices episodes come from; overrides
+            ``split``.
+        warm_start: begin each episode with the running and waiting jobs a full replay
+            of the trace (by ``warm_policy``) had when the window's first job arrived,
+            instead of an empty machine. Those jobs are simulated but neither observed
+            in rewards nor counted in the episode's metrics.
+        warm_policy: the baseline preset of that replay.
+        predictor: runtime predictor the agent and the dispatchers plan with (a name or
+            alias from ``hpcgym predictors``). A predictor that shows real run times
+            (``real``) needs ``oracle=True``.
+        predictor_of: plan with the predictor of this baseline preset instead (exactly
+            as ``hpcgym simulate --policy`` does); ``predictor`` then overrides it the
+            same way ``--predictor`` does.
+        kill_at_estimate: end jobs at their estimate when they would run longer.
+    """
+
+    trace: str | os.PathLike[str] | Workload | None = None
+    procs: int | None = None
+    load_factor: float = 1.0
+    window_jobs: int | None = 256
+    split: str = "train"
+    split_fractions: tuple[float, float, float] = (0.7, 0.15, 0.15)
+    job_range: tuple[int, int] | None = None
+    warm_start: bool = False
+    warm_policy: str = "easy"
+    predictor: str | None = None
+    predictor_of: str | None = None
+    kill_at_estimate: bool = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.trace, os.PathLike):
+            object.__setattr__(self, "trace", os.fspath(self.trace))
+        _check(
+            self.trace is None or isinstance(self.trace, (str, Workload)),
+            "trace",
+            f"must be a path, a Workload or None, got {type(self.trace).__name__}",
+        )
+        _check(self.procs is None or int(self.procs) > 0, "procs", f"must be positive, got {self.procs}")
+        _check(
+            math.isfinite(self.load_factor) and self.load_factor > 0,
+            "load_factor",
+            f"must be a positive number, got {self.load_factor}",
+        )
+        _check(
+            self.window_jobs is None or int(self.window_jobs) >= 1,
+            "window_jobs",
+            f"must be >= 1 or None, got {self.window_jobs}",
+        )
+        _choice(self.split, "split", SPLITS)
+        fr = tuple(float(f) for f in self.split_fractions)
+        _check(
+            len(fr) == 3 and all(f >= 0 for f in fr) and abs(sum(fr) - 1.0) < 1e-9,
+            "split_fractions",
+            f"must be three non-negative fractions summing to 1, got {self.split_fractions}",
+        )
+        object.__setattr__(self, "split_fractions", fr)
+        if self.job_range is not None:
+            lo, hi = (int(x) for x in self.job_range)
+            _check(
+                0 <= lo < hi,
+                "job_range",
+                f"must be (first, stop) with 0 <= first < stop, got {self.job_range}",
+            )
+            object.__setattr__(self, "job_range", (lo, hi))
+
+
+@dataclass(frozen=True)
+class ObservationConfig:
+    """What the agent sees. Every value is normalised to [0, 1].
+
+    Attributes:
+        window_size: K, the number of queued jobs shown (oldest first) and selectable.
+            ``None`` makes K as large as the longest possible queue (every job of an
+            episode), which adapters of reference dispatchers need to pick any job.
+        observations: observation builders by name (see
+            :func:`hpcgym.env.observations.observation_names`); each becomes one key of
+            the Dict observation.
+        histogram_bins: bins per histogram of the ``histograms`` builder.
+        histogram_duration: what the duration histograms count: each job's current
+            ``"prediction"`` or its user ``"estimate"``.
+        max_time_s: times (waits, estimates, predictions) are scaled as
+            ``log(1 + t) / log(1 + max_time_s)`` and clipped to 1.
+        oracle: allow real run times in observations: a ``runtime`` job feature is
+            added, and predictors that show real run times may be used. Without it the
+            real run time of a job never appears in an observation.
+    """
+
+    window_size: int | None = 64
+    observations: tuple[str, ...] = ("jobs", "histograms", "system")
+    histogram_bins: int = 16
+    histogram_duration: str = "prediction"
+    max_time_s: float = 7 * 86400.0
+    oracle: bool = False
+
+    def __post_init__(self) -> None:
+        _check(
+            self.window_size is None or int(self.window_size) >= 1,
+            "window_size",
+            f"must be >= 1 or None, got {self.window_size}",
+        )
+        obs = tuple(self.observations)
+        _check(
+            len(obs) > 0 and len(set(obs)) == len(obs), "observations", f"must be distinct names, got {obs}"
+        )
+        object.__setattr__(self, "observations", obs)
+        _check(int(self.histogram_bins) >= 1, "histogram_bins", f"must be >= 1, got {self.histogram_bins}")
+        _choice(self.histogram_duration, "histogram_duration", HISTOGRAM_DURATIONS)
+        _check(
+            math.isfinite(self.max_time_s) and self.max_time_s > 1,
+            "max_time_s",
+            f"must be a number of seconds > 1, got {self.max_time_s}",
+        )
+
+
+@dataclass(frozen=True)
+class ActionConfig:
+    """What an action means.
+
+    Attributes:
+        mode: ``"job"``: Discrete(K + 1), start one of the K shown jobs now or
+            advance to the next event; ``"policy"``: Discrete(len(policies)), let one
+            reference dispatcher make this decision.
+        backfill: in ``job`` mode, ``"easy"`` gives a chosen job that does not fit
+            EASY's reservation and backfills around it until it starts; ``"none"``
+            treats such a choice as invalid.
+        policies: the reference dispatcher presets of ``policy`` mode. They all plan
+            with the environment's predictor.
+        every_event: also stop at instants where nothing fits (only advancing is then
+            valid); for adapters of dispatchers that want to see every event.
+    """
+
+    mode: str = "job"
+    backfill: str = "none"
+    policies: tuple[str, ...] = DEFAULT_POLICIES
+    every_event: bool = False
+
+    def __post_init__(self) -> None:
+        _choice(self.mode, "mode", ACTION_MODES)
+        _choice(self.backfill, "backfill", BACKFILL_MODES)
+        pol = tuple(self.policies)
+        _check(len(pol) > 0, "policies", "must name at least one dispatcher preset")
+        object.__setattr__(self, "policies", pol)
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """How a step is scored (see :mod:`hpcgym.env.rewards`).
+
+    Attributes:
+        reward: reward by name: ``"bsld"`` (dense bounded-slowdown increments),
+            ``"bsld-sparse"`` (minus the episode's mean bounded slowdown at the end),
+            ``"wait"`` (dense waiting-time increments, in hours).
+        reward_scale: multiplies the cost term; ``None`` divides by the number of jobs
+            in the window, so an episode's return is minus a per-job mean.
+        invalid_penalty: subtracted from the reward of an invalid action.
+        include_all: average the episode metrics (and ``bsld-sparse``) over every job
+            of the window; ``False`` leaves out warm-up and cool-down as the reports do.
+    """
+
+    reward: str = "bsld"
+    reward_scale: float | None = None
+    invalid_penalty: float = 0.0
+    include_all: bool = True
+
+    def __post_init__(self) -> None:
+        _check(
+            self.reward_scale is None or (math.isfinite(self.reward_scale) and self.reward_scale > 0),
+            "reward_scale",
+            f"must be a positive number or None, got {self.reward_scale}",
+        )
+        _check(
+            math.isfinite(self.invalid_penalty) and self.invalid_penalty >= 0,
+            "invalid_penalty",
+            f"must be >= 0, got {self.invalid_penalty}",
+        )
+
+
+@dataclass(frozen=True)
+class DispatchConfig:
+    """The whole configuration of :class:`~hpcgym.env.DispatchEnv`.
+
+    Attributes:
+        episode: which jobs, machine and predictor.
+        observation: what the agent sees.
+        action: what an action means.
+        reward: how a step is scored.
+    """
+
+    episode: EpisodeConfig = field(default_factory=EpisodeConfig)
+    observation: ObservationConfig = field(default_factory=ObservationConfig)
+    action: ActionConfig = field(default_factory=ActionConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+
+    def replace(self, **kwargs: Any) -> DispatchConfig:
+        """A copy with flat keyword arguments (as :func:`make_config` takes) changed."""
+        return make_config(self, **kwargs)
+
+    def to_kwargs(self) -> dict[str, Any]:
+        """Every field as a flat keyword argument of ``gymnasium.make``."""
+        out: dict[str, Any] = {}
+        for group in _GROUPS:
+            part = getattr(self, group)
+            out.update({f.name: getattr(part, f.name) for f in dataclasses.fields(part)})
+        return out
+
+
+_GROUPS = {
+    "episode": EpisodeConfig,
+    "observation": ObservationConfig,
+    "action": ActionConfig,
+    "reward": RewardConfig,
+}
+_FIELD_GROUP = {f.name: group for group, cls in _GROUPS.items() for f in dataclasses.fields(cls)}
+assert len(_FIELD_GROUP) == sum(len(dataclasses.fields(c)) for c in _GROUPS.values()), "field names clash"
+
+
+def argument_names() -> dict[str, str]:
+    """Every keyword argument of the environment and the config group it belongs to."""
+    return dict(_FIELD_GROUP)
+
+
+def make_config(base: DispatchConfig | None = None, /, **kwargs: Any) -> DispatchConfig:
+    """A :class:`DispatchConfig` from flat keyword arguments.
+
+    Args:
+        base: the configuration to start from (default: all defaults).
+        **kwargs: any field of the four config dataclasses, or a whole group
+            (``episode=EpisodeConfig(...)`` ...).
+
+    Raises:
+        InvalidConfigError: an unknown argument (the message suggests the closest
+            name) or an invalid value (the message names the parameter).
+    """
+    cfg = base if base is not None else DispatchConfig()
+    groups: dict[str, Any] = {g: getattr(cfg, g) for g in _GROUPS}
+    changes: dict[str, dict[str, Any]] = {g: {} for g in _GROUPS}
+    for key, value in kwargs.items():
+        if key in _GROUPS:
+            if not isinstance(value, _GROUPS[key]):
+                raise InvalidConfigError(
+                    f"{key}: expected a {_GROUPS[key].__name__}, got {type(value).__name__}"
+                )
+            groups[key] = value
+        elif key in _FIELD_GROUP:
+            changes[_FIELD_GROUP[key]][key] = value
+        else:
+            close = difflib.get_close_matches(key, [*_FIELD_GROUP, *_GROUPS], n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(_FIELD_GROUP)}"
+            raise InvalidConfigError(f"unknown environment argument {key!r}{hint}")
+    for g, ch in changes.items():
+        if ch:
+            groups[g] = dataclasses.replace(groups[g], **ch)
+    return DispatchConfig(**groups)

@@ -1,0 +1,576 @@
+"""The Gymnasium environment: one decision of the shared engine per step."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import operator
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
+from hpcgym.baselines._kernels import easy_kernel
+from hpcgym.env import _kernels
+from hpcgym.env.config import DispatchConfig, EpisodeConfig, make_config
+from hpcgym.env.observations import EpisodeJobs, ObservationBuilder, make_observation
+from hpcgym.env.rewards import Outcome, make_reward
+from hpcgym.errors import InvalidConfigError, InvalidDecisionError
+from hpcgym.metrics import compute_metrics
+from hpcgym.predictors import Predictor, make_predictor
+from hpcgym.sim import Dispatcher, Schedule, Simulator, SystemView
+from hpcgym.workload import Workload, default_trace_path, read_swf
+
+
+@functools.lru_cache(maxsize=8)
+def _read_trace(path: str, procs: int | None) -> Workload:
+    # Workload columns are read-only, so envs of one process can share a trace.
+    return read_swf(path, procs=procs)
+
+
+def load_trace(episode: EpisodeConfig) -> Workload:
+    """The workload ``episode.trace`` names, with the configured machine size and load."""
+    trace = episode.trace
+    if isinstance(trace, Workload):
+        w = trace if episode.procs is None else trace.with_procs(int(episode.procs))
+    else:
+        path = str(default_trace_path()) if trace is None else str(trace)
+        w = _read_trace(path, None if episode.procs is None else int(episode.procs))
+    if len(w) == 0:
+        raise InvalidConfigError("trace: the trace has no jobs")
+    return w.scale_load(episode.load_factor) if episode.load_factor != 1.0 else w
+
+
+def build_predictor(episode: EpisodeConfig) -> Predictor:
+    """The predictor an episode plans with (through ``preset_predictor`` for a preset)."""
+    if episode.predictor_of is not None:
+        return preset_predictor(episode.predictor_of, episode.predictor)
+    return make_predictor(episode.predictor if episode.predictor is not None else "walltime")
+
+
+class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
+    """Dispatch the jobs of an HPC workload trace on a cluster, one decision per step.
+
+    ## Description
+
+    A window of N consecutive jobs of a Parallel Workloads Archive trace (by default the
+    bundled slice of SDSC-SP2 on 128 processors) is replayed by hpcgym's discrete-event
+    engine, the same one every reference dispatcher of :mod:`hpcgym.baselines` runs
+    on. Jobs arrive at their submit times and run for their real run time; the agent
+    decides which waiting job starts when. Windows are sampled (with the environment's
+    seeded generator) from a chronological split of the trace, so agents can be
+    evaluated on jobs they never trained on. With ``warm_start`` an episode begins with
+    the running and waiting jobs a full replay of the trace had when the window's first
+    job arrived, instead of an empty machine.
+
+    The engine moves from one *decision point* to the next: an instant (after that
+    instant's terminations and arrivals) at which a job waits and at least one waiting
+    job fits the free processors.
+
+    ## Action Space
+
+    ``mode="job"`` (default): ``Discrete(K + 1)`` over the K oldest waiting jobs (slot
+    ``i`` is the i-th oldest) plus "advance":
+
+    | action   | meaning                                                         |
+    |----------|-----------------------------------------------------------------|
+    | 0 .. K-1 | start the job in that slot now                                  |
+    | K        | start nothing more now: advance to the next decision point      |
+
+    After a start the next step is at the same instant if another waiting job still
+    fits, else at the next decision point.
+
+    With ``backfill="easy"`` a chosen job that does not fit is not invalid: it gets
+    EASY's reservation (the earliest time enough processors are predicted to be free)
+    and the engine starts later jobs that do not delay it (the EASY rule, with the same
+    compiled kernel as :class:`~hpcgym.baselines.EasyBackfilling`) at every event until
+    it fits and starts; the agent acts as EASY's priority function (as in RLScheduler).
+    :meth:`action_masks` (for sb3-contrib's ``MaskablePPO``) allows the occupied slots
+    whose job fits now (every occupied slot with ``backfill="easy"``), and "advance"
+    whenever an event is still to come.
+
+    ``mode="policy"``: ``Discrete(len(policies))``; the chosen reference dispatcher
+    (``fcfs``, ``sjf-list``, ``ljf-list``, ``easy`` by default) makes this decision,
+    then the engine advances to the next decision point. Every dispatcher plans with
+    the environment's predictor.
+
+    An invalid action never raises; it is flagged with ``info["invalid_action"]`` and
+    replaced by the *fallback*: advance if an event is still to come, else start the
+    oldest waiting job (which then fits, as the machine is idle). Invalid are: an empty
+    slot, a job that does not fit (``backfill="none"``), advancing when nothing is left
+    to happen, an out-of-range action, and in ``policy`` mode an out-of-range index
+    (the first dispatcher then decides) or a dispatcher that would leave the idle
+    machine waiting forever.
+
+    ## Observation Space
+
+    A ``Dict`` of the builders named in ``observations`` (all values in [0, 1]; times
+    are ``log1p(t) / log1p(max_time_s)``, clipped):
+
+    | key            | shape  | content                                            |
+    |----------------|--------|----------------------------------------------------|
+    | ``jobs``       | (K, 9) | one row per shown job (``JOB_FEATURES``)           |
+    | ``histograms`` | (6, B) | the six distributions of Hariharan et al. Table I  |
+    | ``system``     | (10,)  | free resources and summaries (``SYSTEM_FEATURES``) |
+
+    ``jobs`` columns: present, wait so far, requested processors / machine, estimate,
+    prediction, fits now, the user's share of the waiting jobs and of the waiting
+    processors, the user's running processors / machine; with ``oracle`` a tenth: the
+    real run time. ``histograms`` rows: the waiting jobs' request sizes, durations
+    (prediction or estimate) and elapsed waits, the running jobs' request sizes,
+    durations and elapsed run times, each normalised to sum 1 over its jobs, in
+    ``histogram_bins`` bins (B). ``system``: free processors, running jobs, queue
+    length, queued demand, share of the queue beyond the window, share of it that fits
+    now, oldest wait, next predicted end, mean predicted remaining time, share of
+    running jobs past their prediction.
+
+    A job's real run time never appears unless ``oracle=True``. Wrap with
+    :class:`~hpcgym.env.FlattenDispatchObservation` for a single ``Box`` (MLP policies).
+
+    ## Rewards
+
+    By name, from the functions of :mod:`hpcgym.metrics` (see :mod:`hpcgym.env.rewards`):
+    ``bsld`` (default, dense: minus the growth of the window jobs' accrued bounded
+    slowdown, so an episode's costs sum to its total bounded slowdown), ``bsld-sparse``
+    (minus the episode's mean bounded slowdown on the last step) and ``wait`` (dense,
+    waiting hours). The cost is multiplied by ``reward_scale`` (default 1 / N: the
+    return is minus a per-job mean) and ``invalid_penalty`` is subtracted for an invalid
+    action. ``info["reward_terms"]`` holds the named terms.
+
+    ## Starting State
+
+    :meth:`reset` samples a window (or takes ``options={"offset": i}``), builds the
+    engine, and advances to the first decision point.
+
+    ## Episode End
+
+    ``terminated`` once every job of the episode has ended (after the last job starts
+    the engine runs to completion). The final ``info["metrics"]`` holds the window's
+    metrics from :func:`~hpcgym.metrics.compute_metrics` (``mean_wait_s``,
+    ``mean_bsld``, ``utilization`` ...). There is no truncation; every episode is finite.
+
+    ## Arguments
+
+    Keyword arguments of ``gymnasium.make`` are the fields of
+    :class:`~hpcgym.env.config.EpisodeConfig` (``trace``, ``procs``, ``load_factor``,
+    ``window_jobs``, ``split``, ``split_fractions``, ``job_range``, ``warm_start``,
+    ``warm_policy``, ``predictor``, ``predictor_of``, ``kill_at_estimate``),
+    :class:`~hpcgym.env.config.ObservationConfig` (``window_size``, ``observations``,
+    ``histogram_bins``, ``histogram_duration``, ``max_time_s``, ``oracle``),
+    :class:`~hpcgym.env.config.ActionConfig` (``mode``, ``backfill``, ``policies``,
+    ``every_event``) and :class:`~hpcgym.env.config.RewardConfig` (``reward``,
+    ``reward_scale``, ``invalid_penalty``, ``include_all``); or ``config=`` a whole
+    :class:`~hpcgym.env.config.DispatchConfig`. An unknown name raises
+    :class:`~hpcgym.errors.InvalidConfigError`.
+
+    >>> import gymnasium as gym
+    >>> import hpcgym
+    >>> env = gym.make("hpcgym/Dispatch-v0", window_jobs=64, window_size=16)
+    >>> obs, info = env.reset(seed=0)
+    >>> sorted(obs), obs["jobs"].shape, env.action_space
+    (['histograms', 'jobs', 'system'], (16, 9), Discrete(17))
+    >>> mask = env.unwrapped.action_masks()
+    >>> obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[0]))
+    >>> info["invalid_action"]
+    False
+
+    ## Version History
+
+    * v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - Gymnasium's convention
+
+    def __init__(
+        self, config: DispatchConfig | None = None, *, render_mode: str | None = None, **kwargs: Any
+    ) -> None:
+        self.config = cfg = make_config(config, **kwargs)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise InvalidConfigError(f"render_mode: must be 'ansi' or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        ep, oc, ac = cfg.episode, cfg.observation, cfg.action
+        self.trace = trace = load_trace(ep)
+        self._predictor = build_predictor(ep)
+        if self._predictor.needs_runtime and not oc.oracle:
+            raise InvalidConfigError(
+                f"predictor: {self._predictor.name!r} shows real run times to the agent; "
+                "pass oracle=True to allow it"
+            )
+        if ep.warm_start:
+            resolve_policy_name(ep.warm_policy)
+        self.job_range = self._job_range(ep, len(trace))
+        lo, hi = self.job_range
+        self.window_jobs = hi - lo if ep.window_jobs is None else int(ep.window_jobs)
+        if self.window_jobs > hi - lo:
+            raise InvalidConfigError(
+                f"window_jobs: {self.window_jobs} jobs do not fit the job range [{lo}, {hi}) "
+                f"of {hi - lo} jobs"
+            )
+        max_jobs = len(trace) if ep.warm_start else self.window_jobs
+        self.window_size = k = max_jobs if oc.window_size is None else int(oc.window_size)
+        self.mode = ac.mode
+        self._easy = ac.backfill == "easy"
+        self._every_event = bool(ac.every_event)
+        self._users, self._user_index = np.unique(trace.user, return_inverse=True)
+        self._builders: dict[str, ObservationBuilder] = {
+            name: make_observation(name, oc, k, trace.procs) for name in oc.observations
+        }
+        self.observation_space = spaces.Dict({n: b.space() for n, b in self._builders.items()})
+        if self.mode == "job":
+            self.action_space = spaces.Discrete(k + 1)
+            self._dispatchers: list[Dispatcher] = []
+        else:
+            self._dispatchers = [make_policy(p) for p in ac.policies]
+            self.action_space = spaces.Discrete(len(self._dispatchers))
+        self._reward = make_reward(cfg.reward.reward)
+        self._res = np.zeros(3)
+        self._replay: tuple[np.ndarray, np.ndarray] | None = None
+        self.sim: Simulator | None = None
+        self._mask = np.zeros(self.action_space.n, dtype=bool)
+        self._done = True
+        self.decision_count = 0
+        self.episode_offset = lo
+
+    # ----------------------------------------------------------- episodes
+    @staticmethod
+    def _job_range(ep: EpisodeConfig, n: int) -> tuple[int, int]:
+        if ep.job_range is not None:
+            lo, hi = ep.job_range
+            if hi > n:
+                raise InvalidConfigError(f"job_range: stop {hi} is past the last of the trace's {n} jobs")
+            return lo, hi
+        if ep.split == "all":
+            return 0, n
+        f_train, f_val, _ = ep.split_fractions
+        b1, b2 = round(n * f_train), round(n * (f_train + f_val))
+        lo, hi = {"train": (0, b1), "validation": (b1, b2), "test": (b2, n)}[ep.split]
+        if hi <= lo:
+            raise InvalidConfigError(f"split_fractions: the {ep.split!r} split of {n} jobs is empty")
+        return lo, hi
+
+    def window_offsets(self, count: int) -> list[int]:
+        """``count`` evenly spaced window offsets over the job range (for evaluation).
+
+        Pass each as ``env.reset(options={"offset": offset})``.
+        """
+        lo, hi = self.job_range
+        last = hi - self.window_jobs
+        return sorted({round(float(x)) for x in np.linspace(lo, last, max(int(count), 1))})
+
+    def _warm_replay(self) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end times of every trace job in a full replay by ``warm_policy`` (cached)."""
+        if self._replay is None:
+            ep = self.config.episode
+            sim = Simulator(
+                self.trace, predictor=preset_predictor(ep.warm_policy), kill_at_estimate=ep.kill_at_estimate
+            )
+            s = sim.run(make_policy(ep.warm_policy), progress=False)
+            self._replay = (s.start, s.end)
+        return self._replay
+
+    def _episode_jobs(self, offset: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Trace indices of the episode's jobs, the running ones among them and their starts."""
+        window = np.arange(offset, offset + self.window_jobs)
+        if not self.config.episode.warm_start or offset == 0:
+            return window, np.zeros(0, np.int64), np.zeros(0)
+        start, end = self._warm_replay()
+        t0 = self.trace.submit[offset]
+        before = np.arange(offset)
+        context = before[end[:offset] >= t0]  # not yet ended when the window's first job arrives
+        running = start[context] < t0
+        idx = np.concatenate([context, window])
+        return idx, np.flatnonzero(running), start[context[running]]
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start an episode on a new window and advance to its first decision point.
+
+        Args:
+            seed: seeds the environment's generator (window sampling).
+            options: ``{"offset": i}`` replays the window starting at trace job ``i``
+                instead of a sampled one (any ``i`` with the window inside the trace).
+
+        Returns:
+            The first observation and an info dict (see :meth:`step`).
+        """
+        super().reset(seed=seed)
+        lo, hi = self.job_range
+        offset = None if options is None else options.get("offset")
+        if offset is None:
+            offset = int(self.np_random.integers(lo, hi - self.window_jobs + 1))
+        else:
+            offset = operator.index(offset)
+            if not 0 <= offset <= len(self.trace) - self.window_jobs:
+                raise InvalidConfigError(
+                    f"offset: a window of {self.window_jobs} jobs cannot start at job {offset} "
+                    f"of a trace of {len(self.trace)}"
+                )
+        self.episode_offset = offset
+        ep = self.config.episode
+        idx, running, starts = self._episode_jobs(offset)
+        if len(idx) == len(self.trace):
+            w = self.trace
+        elif idx[-1] - idx[0] + 1 == len(idx):
+            w = self.trace.window(len(idx), int(idx[0]))
+        else:
+            w = self.trace._take(idx)  # warm start: context jobs, then the window
+        self.workload = w
+        sim = self.sim = Simulator(w, predictor=self._predictor, kill_at_estimate=ep.kill_at_estimate)
+        if len(running):
+            sim.warm_start(float(self.trace.submit[offset]), running, starts)
+        counted = np.zeros(len(w), dtype=np.float64)
+        counted[len(idx) - self.window_jobs :] = 1.0
+        self._counted = counted
+        runtime = w.runtime
+        if ep.kill_at_estimate:
+            runtime = np.minimum(runtime, w.estimate)
+        runtime = runtime.view()
+        runtime.flags.writeable = False
+        view = sim.view
+        self._outcome = Outcome(view, runtime, counted, self.window_jobs)
+        jobs = EpisodeJobs(
+            user=self._user_index[idx],
+            n_users=len(self._users),
+            runtime=runtime if self.config.observation.oracle else np.zeros(0),
+        )
+        for b in self._builders.values():
+            b.reset(view, jobs)
+        self._reward.reset(self._outcome)
+        for d in self._dispatchers:
+            r = getattr(d, "reset", None)
+            if callable(r):
+                r(view)
+        self._done = False
+        self.decision_count = 0
+        self._metrics: dict[str, Any] | None = None
+        self._advance()
+        self._update_mask()
+        info = self._info(False)
+        return self._observe(), info
+
+    # ------------------------------------------------------------- steps
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """Apply one decision and move on (see the class docstring for the meanings).
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``. ``info`` holds
+            ``invalid_action``, ``reward_terms``, ``action_mask``, ``time``,
+            ``queue_length`` and ``decision``; the final step also ``metrics``.
+        """
+        if self.sim is None:
+            raise gym.error.ResetNeeded("call reset() before step()")
+        if self._done:
+            invalid = True  # stepping a finished episode changes nothing
+        else:
+            a = _as_int(action)
+            invalid = self._step_job(a) if self.mode == "job" else self._step_policy(a)
+        if self._done and self._metrics is None:
+            self._metrics = self._episode_metrics()
+            self._outcome = dataclasses.replace(self._outcome, metrics=self._metrics)
+        self._update_mask()
+        rc = self.config.reward
+        cost = self._reward.cost(self._outcome)
+        scale = rc.reward_scale if rc.reward_scale is not None else 1.0 / self.window_jobs
+        reward = -scale * cost - (rc.invalid_penalty if invalid else 0.0)
+        info = self._info(invalid)
+        info["reward_terms"] = {self._reward.name: cost, "invalid": float(invalid)}
+        if self._done:
+            info["metrics"] = self._metrics
+        return self._observe(), float(reward), self._done, False, info
+
+    def _step_job(self, a: int) -> bool:
+        """Apply a ``job``-mode action; True if it was invalid (the fallback was applied)."""
+        sim = self.sim
+        assert sim is not None
+        view = sim.view
+        k = self.window_size
+        if 0 <= a < k:
+            q = view.queue
+            if a < len(q):
+                j = int(q[a])
+                if view.procs[j] <= view.free_procs:
+                    sim.start((j,))
+                    self._after_start()
+                    return False
+                if self._easy:
+                    self._reserve_and_backfill(j)
+                    self._after_start()
+                    return False
+        elif a == k and sim.has_future_event():
+            self._advance()
+            return False
+        self._fallback()
+        return True
+
+    def _step_policy(self, a: int) -> bool:
+        """Let dispatcher ``a`` decide; True if the action or its decision was invalid."""
+        sim = self.sim
+        assert sim is not None
+        invalid = not 0 <= a < len(self._dispatchers)
+        jobs = self._dispatchers[a if not invalid else 0](sim.view)
+        if len(jobs):
+            try:
+                sim.start(jobs)
+            except InvalidDecisionError:
+                invalid = True
+        if not len(jobs) and not len(sim.view.running) and not sim.has_future_event():
+            self._fallback()
+            return True
+        self._advance()
+        return invalid
+
+    def _reserve_and_backfill(self, j: int) -> None:
+        """Job ``j`` does not fit: reserve for it and backfill around it until it starts."""
+        sim = self.sim
+        assert sim is not None
+        view = sim.view
+        res = self._res
+        while True:
+            q = view.queue
+            order = np.concatenate(((j,), q[q != j]))
+            jobs = easy_kernel(
+                view.now,
+                view.free_procs,
+                order,
+                view.running,
+                view.procs,
+                view.prediction,
+                view.start,
+                1.0,
+                False,
+                False,
+                res,
+            )
+            if len(jobs):
+                sim.start(jobs)
+            if not sim.advance(every_event=True):  # pragma: no cover - j still waits
+                raise AssertionError("the engine ran out of events while a job waited")
+            if view.procs[j] <= view.free_procs:
+                sim.start((j,))
+                return
+
+    def _fallback(self) -> None:
+        """Advance if an event is still to come, else start the oldest waiting job."""
+        sim = self.sim
+        assert sim is not None
+        if sim.has_future_event():
+            self._advance()
+            return
+        view = sim.view
+        free = view.free_procs
+        for j in view.iter_queue():  # idle machine: the oldest job fits
+            if view.procs[j] <= free:
+                sim.start((j,))
+                break
+        self._after_start()
+
+    def _after_start(self) -> None:
+        sim = self.sim
+        assert sim is not None
+        if not sim.any_fits():
+            self._advance()
+
+    def _advance(self) -> None:
+        sim = self.sim
+        assert sim is not None
+        if sim.advance(self._every_event):
+            self.decision_count += 1
+            sim.decisions += 1
+        else:
+            self._done = True
+
+    # -------------------------------------------------------- observing
+    def _observe(self) -> dict[str, np.ndarray]:
+        view = self.sim.view  # type: ignore[union-attr]
+        return {name: b.build(view) for name, b in self._builders.items()}
+
+    def _update_mask(self) -> None:
+        sim = self.sim
+        assert sim is not None
+        mask = self._mask
+        if self.mode == "policy":
+            mask[:] = True
+        elif self._done:
+            mask[:] = False
+            mask[-1] = True  # a finished episode accepts anything; keep one action valid
+        else:
+            view = sim.view
+            _kernels.job_mask(
+                mask, view.queue, view.procs, view.free_procs, self._easy, sim.has_future_event()
+            )
+
+    def action_masks(self) -> np.ndarray:
+        """Which actions are valid now (the method sb3-contrib's ``MaskablePPO`` calls)."""
+        return self._mask.copy()
+
+    def _info(self, invalid: bool) -> dict[str, Any]:
+        sim = self.sim
+        assert sim is not None
+        return {
+            "invalid_action": invalid,
+            "action_mask": self._mask.copy(),
+            "time": sim.now,
+            "queue_length": sim.view.queue_length,
+            "decision": self.decision_count,
+        }
+
+    # ------------------------------------------------------------ results
+    def schedule(self) -> Schedule:
+        """The episode's schedule so far, restricted to the window's jobs."""
+        sim = self.sim
+        if sim is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        s = sim.schedule(policy="env")
+        n = len(self.workload)
+        if self.window_jobs == n:
+            return s
+        first = n - self.window_jobs  # warm start: the context jobs come first
+        keep = slice(first, n)
+        return dataclasses.replace(
+            s,
+            workload=self.workload.window(None, first),
+            start=s.start[keep],
+            end=s.end[keep],
+            killed=s.killed[keep],
+            first_prediction=s.first_prediction[keep],
+            prediction_changes=[(t, j - first, p) for t, j, p in s.prediction_changes if j >= first],
+        )
+
+    def _episode_metrics(self) -> dict[str, Any]:
+        return compute_metrics(self.schedule(), include_all=self.config.reward.include_all)
+
+    @property
+    def view(self) -> SystemView:
+        """The engine's read-only view of the current episode."""
+        if self.sim is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        return self.sim.view
+
+    def render(self) -> str | None:  # type: ignore[override]
+        """A one-line status (``render_mode="ansi"``)."""
+        if self.render_mode != "ansi" or self.sim is None:
+            return None
+        v = self.sim.view
+        return (
+            f"t={v.now:.0f}s decision={self.decision_count} queue={v.queue_length} "
+            f"running={len(v.running)} free={v.free_procs}/{self.trace.procs} "
+            f"done={self.sim.n_done}/{len(self.workload)}"
+        )
+
+
+def _as_int(action: Any) -> int:
+    """An action as an int; anything that is not one integer becomes -1 (invalid)."""
+    try:
+        return operator.index(action)
+    except TypeError:
+        pass
+    try:
+        a = np.asarray(action)
+        if a.size == 1 and np.issubdtype(a.dtype, np.integer):
+            return int(a.reshape(-1)[0])
+    except (TypeError, ValueError):
+        pass
+    return -1
