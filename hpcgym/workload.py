@@ -138,7 +138,8 @@ class Workload:
         procs: machine size in processors.
         job_id, submit, runtime, procs_req, estimate, user, group, executable, queue,
             partition, status, requested_memory, log_wait: the columns.
-        raw: the 18 SWF fields of each job as read (used by :func:`write_swf`).
+        raw: the 18 SWF fields of each job as read, the submit time as scaled by
+            :meth:`scale_load` (used by :func:`write_swf`).
         header: ``; Key: value`` header lines of the file.
         report: the load report.
     """
@@ -240,7 +241,9 @@ class Workload:
         report = self.report
         if report is not None:
             report = dataclasses.replace(report, load_factor=report.load_factor * factor)
-        return self._take(slice(None), submit=submit, report=report)
+        raw = self.raw.copy()
+        raw[:, 1] = submit  # raw keeps agreeing with the columns (write_swf writes it)
+        return self._take(slice(None), submit=submit, raw=raw, report=report)
 
     @functools.cached_property
     def public(self) -> Workload:
