@@ -5,6 +5,22 @@ dispatchers. The engine tells it, in time order, of submissions, starts and
 terminations; it never sees a job's real run time before the job ends, except the
 oracle (``needs_runtime = True``), which is the point of the oracle.
 
+The protocol, event by event (all times in seconds):
+
+* :meth:`Predictor.reset` gives the job columns it may read (``submit``,
+  ``procs_req``, ``estimate``, ``user``, ``executable``, ``queue``, ...) with the run
+  time hidden, and sets every prediction to the estimate;
+* :meth:`Predictor.on_submit` -- ``job`` arrived: set ``self.prediction[job]``;
+* :meth:`Predictor.on_start` -- ``job`` started;
+* :meth:`Predictor.on_end` -- ``job`` ended after running ``runtime`` seconds;
+* :meth:`Predictor.on_expire` (only when ``corrects`` is True) -- a running job has run
+  as long as its prediction: return a larger one (prediction correction).
+
+After a job's submission its prediction changes only through :meth:`Predictor.revise`,
+at any event: it logs the change (for time-weighted accuracy) and tells the engine,
+which re-arms the job's expiry alarm. Predictions are never used to kill a job: kills
+use the estimate only (``Simulator(kill_at_estimate=True)``).
+
 Writing your own predictor::
 
     class HalfEstimate(Predictor):
@@ -13,19 +29,34 @@ Writing your own predictor::
         def on_submit(self, job: int, now: float) -> None:
             self.prediction[job] = 0.5 * self.estimate[job]
 
-``reset`` gives the predictor the job columns it may read (``submit``, ``procs_req``,
-``estimate``, ``user``, ...) with the run time hidden. A predictor that revises the
-prediction of a running job when that job outlives it implements :meth:`on_expire`
-and sets ``corrects = True``; the engine then calls it at the predicted end.
+    register_predictor("half", HalfEstimate, "half the user's estimate")
+
+Then ``hpcgym simulate --predictor half+pcor`` plans with it, corrected as in Tsafrir
+et al. (2007) section 3.2 whenever a job outlives it.
+
+Names (``make_predictor`` and the CLI's ``--predictor``) have the form
+``NAME[:key=value,...][+xF][+pcor]``: ``NAME`` is registered (``hpcgym predictors``),
+``key=value`` pairs go to its constructor (``user-avg:k=3``), ``+x2`` multiplies every
+prediction by 2 (:class:`Scaled`, the X2 schedulers) and ``+pcor`` adds prediction
+correction (:class:`Corrected`). Whatever order they are written in, scaling is applied
+first and correction last, so ``+pcor`` corrects the scaled prediction.
+
+>>> p = make_predictor("user-avg:k=3+pcor")
+>>> p.name, p.corrects
+('user-avg:k=3+pcor', True)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Hashable
+from typing import Any
 
 import numpy as np
 
-from hpcgym.errors import UnknownNameError
+from hpcgym.errors import InvalidConfigError, UnknownNameError
+
+MINUTE = 60.0
 
 
 class Predictor:
@@ -37,8 +68,11 @@ class Predictor:
             times in :meth:`reset`.
         corrects: whether :meth:`on_expire` revises a prediction its job outlived.
         prediction: current prediction of every job, in seconds.
+        estimate: every job's user estimate (s), as the predictor sees it.
         changes: ``(time, job, new prediction)`` for every revision after submission,
             in time order; used for time-weighted accuracy.
+        revised: jobs revised since the engine last looked (the engine empties it and
+            re-arms their expiry alarms).
     """
 
     name = "walltime"
@@ -49,13 +83,15 @@ class Predictor:
         self.prediction: np.ndarray = np.zeros(0)
         self.estimate: np.ndarray = np.zeros(0)
         self.changes: list[tuple[float, int, float]] = []
+        self.revised: dict[int, None] = {}
 
-    def reset(self, workload: object) -> None:
+    def reset(self, workload: Any) -> None:
         """Start over for ``workload``; by default every prediction is the estimate."""
         self.workload = workload
-        self.estimate = np.asarray(workload.estimate, dtype=np.float64)  # type: ignore[attr-defined]
+        self.estimate = np.asarray(workload.estimate, dtype=np.float64)
         self.prediction = self.estimate.copy()
         self.changes = []
+        self.revised = {}
 
     def on_submit(self, job: int, now: float) -> None:
         """``job`` arrived; set ``self.prediction[job]``."""
@@ -69,14 +105,16 @@ class Predictor:
     def on_expire(self, job: int, now: float, elapsed: float) -> float:
         """``job`` has run ``elapsed`` seconds, as long as its prediction: return a new one.
 
-        Called only when ``corrects`` is True. The default keeps the prediction.
+        Called only when ``corrects`` is True; the engine then calls :meth:`revise` with
+        the new value if it is larger. The default keeps the prediction.
         """
         return float(self.prediction[job])
 
     def revise(self, job: int, now: float, value: float) -> None:
-        """Set a new prediction for ``job`` and log it for accuracy."""
+        """Set a new prediction for ``job``, log it for accuracy and tell the engine."""
         self.prediction[job] = value
         self.changes.append((now, job, float(value)))
+        self.revised[job] = None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -94,12 +132,317 @@ class Oracle(Predictor):
     name = "real"
     needs_runtime = True
 
-    def reset(self, workload: object) -> None:
+    def reset(self, workload: Any) -> None:
         super().reset(workload)
-        self.prediction = np.asarray(workload.runtime, dtype=np.float64).copy()  # type: ignore[attr-defined]
+        self.prediction = np.asarray(workload.runtime, dtype=np.float64).copy()
 
 
-PredictorFactory = Callable[[], Predictor]
+class LastKUserAverage(Predictor):
+    """Mean run time of the user's ``k`` most recently terminated jobs (Tsafrir et al. 2007).
+
+    004 section 3.1: a new job's prediction is the average run time of the ``k`` (2)
+    most recent jobs of the same user that have already terminated; with no such job it
+    falls back on the job's estimate, and a prediction above the estimate is replaced
+    by the estimate ("the job would be killed anyway"). The prediction is made once, at
+    submission; later terminations do not change it (004 section 7: no "propagation").
+
+    Choices where the paper leaves a detail open:
+
+    * "most recent" means most recently *terminated* (an online predictor learns a run
+      time when the job ends; this is also the history a real scheduler holds);
+    * with fewer than ``k`` terminated jobs the average is over those there are (004
+      section 7's "partial" window); ``full=True`` falls back on the estimate instead;
+    * ``window="immediate"`` (004 sections 4 and 6) uses the ``k`` most recent jobs only
+      if each had an estimate equal to the new job's, else the estimate.
+
+    Args:
+        k: window size (number of history jobs), at least 1.
+        window: ``"all"`` or ``"immediate"``.
+        full: require ``k`` history jobs (else fall back on the estimate).
+
+    >>> from types import SimpleNamespace
+    >>> p = LastKUserAverage()
+    >>> p.reset(SimpleNamespace(estimate=[100.0, 100.0, 100.0, 50.0], user=[7, 7, 7, 7]))
+    >>> p.on_end(0, 30.0, 30.0); p.on_end(1, 40.0, 60.0)
+    >>> p.on_submit(2, 40.0); p.on_submit(3, 40.0)
+    >>> p.prediction[2], p.prediction[3]
+    (np.float64(45.0), np.float64(45.0))
+    """
+
+    name = "user-avg"
+
+    def __init__(self, k: int = 2, window: str = "all", full: bool = False) -> None:
+        super().__init__()
+        if int(k) != k or k < 1:
+            raise InvalidConfigError(f"user-avg: k must be a positive integer, got {k!r}")
+        if window not in ("all", "immediate"):
+            raise InvalidConfigError(f"user-avg: window must be 'all' or 'immediate', got {window!r}")
+        self.k = int(k)
+        self.window = window
+        self.full = bool(full)
+
+    def reset(self, workload: Any) -> None:
+        super().reset(workload)
+        self._user: list[int] = np.asarray(workload.user).tolist()
+        self._est: list[float] = self.estimate.tolist()
+        self._runs: dict[int, deque[float]] = {}
+        self._ests: dict[int, deque[float]] = {}
+
+    def on_submit(self, job: int, now: float) -> None:
+        runs = self._runs.get(self._user[job])
+        if not runs:
+            return  # no history: the estimate (set by reset) stays
+        n = len(runs)
+        if self.full and n < self.k:
+            return
+        est = self._est[job]
+        if self.window == "immediate":
+            for e in self._ests[self._user[job]]:
+                if e != est:
+                    return
+        p = sum(runs) / n
+        if p < est:
+            self.prediction[job] = p
+
+    def on_end(self, job: int, now: float, runtime: float) -> None:
+        u = self._user[job]
+        runs = self._runs.get(u)
+        if runs is None:
+            runs = self._runs[u] = deque(maxlen=self.k)
+            self._ests[u] = deque(maxlen=self.k)
+        runs.append(runtime)
+        self._ests[u].append(self._est[job])
+
+    def __repr__(self) -> str:
+        return f"LastKUserAverage(k={self.k}, window={self.window!r}, full={self.full})"
+
+
+class ProfilePredictor(Predictor):
+    """D: the data-driven profile heuristic of Galleguillos et al. (2017) section 3.
+
+    For a new job, look through the same user's terminated jobs for the *last* one
+    (most recently terminated) whose profile matches, by these rules in this order,
+    and predict its run time:
+
+    1. same job name, queue, wall-time and resources (full profile);
+    2. same name prefix, queue, wall-time and resources;
+    3. same name, queue and wall-time (resources may differ);
+    4. same name prefix, queue and wall-time;
+    5. same name;
+    6. same name prefix;
+    7. otherwise the wall-time.
+
+    The prediction is capped by the wall-time (the estimate). ``rule[job]`` records which
+    rule gave it (1-7).
+
+    On SWF traces the executable id (field 14) stands in for the job name, the queue is
+    field 15 and the resources are the requested processors. A numeric id has no
+    prefix, so by default the prefix is the name itself and rules 2, 4 and 6 collapse
+    into 1, 3 and 5. A missing executable (-1) acts as one name shared by all of a
+    user's jobs; then rule 5 is simply "the user's last job".
+
+    Args:
+        name_prefix: maps a job name to its prefix (e.g. ``lambda n: n // 100`` for
+            numbered names); None means no prefix rules.
+    """
+
+    name = "profile"
+
+    def __init__(self, name_prefix: Callable[[Any], Hashable] | None = None) -> None:
+        super().__init__()
+        self.name_prefix = name_prefix
+        self.rule: np.ndarray = np.zeros(0, dtype=np.int8)
+
+    def reset(self, workload: Any) -> None:
+        super().reset(workload)
+        n = len(self.estimate)
+        self._user: list[int] = np.asarray(workload.user).tolist()
+        self._name: list[Any] = np.asarray(getattr(workload, "executable", np.full(n, -1))).tolist()
+        self._queue: list[int] = np.asarray(getattr(workload, "queue", np.full(n, -1))).tolist()
+        self._procs: list[int] = np.asarray(workload.procs_req).tolist()
+        self._est: list[float] = self.estimate.tolist()
+        self._last: list[dict[tuple[Any, ...], float]] = [{} for _ in range(6)]
+        self.rule = np.full(n, 7, dtype=np.int8)
+
+    def _keys(self, job: int) -> list[tuple[Any, ...] | None]:
+        u, nm, q, e, r = self._user[job], self._name[job], self._queue[job], self._est[job], self._procs[job]
+        if self.name_prefix is None:
+            return [(u, nm, q, e, r), None, (u, nm, q, e), None, (u, nm), None]
+        p = self.name_prefix(nm)
+        return [(u, nm, q, e, r), (u, p, q, e, r), (u, nm, q, e), (u, p, q, e), (u, nm), (u, p)]
+
+    def on_submit(self, job: int, now: float) -> None:
+        for i, key in enumerate(self._keys(job)):
+            if key is None:
+                continue
+            v = self._last[i].get(key)
+            if v is not None:
+                est = self._est[job]
+                self.prediction[job] = v if v < est else est
+                self.rule[job] = i + 1
+                return
+
+    def on_end(self, job: int, now: float, runtime: float) -> None:
+        for last, key in zip(self._last, self._keys(job), strict=True):
+            if key is not None:
+                last[key] = runtime
+
+
+class _Wrapper(Predictor):
+    """A predictor built on another one (``inner``), which it drives."""
+
+    def __init__(self, inner: Predictor) -> None:
+        super().__init__()
+        self.inner = inner
+        self.needs_runtime = inner.needs_runtime
+
+
+class Corrected(_Wrapper):
+    """Prediction correction (Tsafrir et al. 2007, section 3.2) on top of any predictor.
+
+    When a running job reaches its predicted end:
+
+    * if the prediction was below the estimate, the new prediction is the estimate
+      ("the user was smarter than us");
+    * otherwise (the job outlived its estimate) the i-th such correction adds 1 minute
+      for i = 1 and 15 x 2^(i-2) minutes after that (15 min, 30 min, 1 h, 2 h, ...).
+
+    The engine calls :meth:`on_expire` at the predicted end and, if the job is still
+    running, asks again at the new one. The job is not killed: kills only ever use the
+    estimate. ``corrections[job]`` counts a job's corrections (004 Table 2's overhead).
+
+    Args:
+        inner: the predictor whose predictions are corrected; it shares this one's
+            ``prediction`` array.
+    """
+
+    corrects = True
+
+    def __init__(self, inner: Predictor) -> None:
+        super().__init__(inner)
+        self.name = f"{inner.name}+pcor"
+        self.corrections: np.ndarray = np.zeros(0, dtype=np.int32)
+
+    def reset(self, workload: Any) -> None:
+        inner = self.inner
+        inner.reset(workload)
+        self.workload = workload
+        self.estimate = inner.estimate
+        self.prediction = inner.prediction
+        self.changes = inner.changes
+        self.revised = inner.revised
+        self._beyond: dict[int, int] = {}
+        self.corrections = np.zeros(len(self.prediction), dtype=np.int32)
+        # the engine calls these at every event: hand it the inner methods directly
+        self.on_submit = inner.on_submit  # type: ignore[method-assign]
+        self.on_start = inner.on_start  # type: ignore[method-assign]
+        self.on_end = inner.on_end  # type: ignore[method-assign]
+
+    def on_submit(self, job: int, now: float) -> None:
+        self.inner.on_submit(job, now)
+
+    def on_start(self, job: int, now: float) -> None:
+        self.inner.on_start(job, now)
+
+    def on_end(self, job: int, now: float, runtime: float) -> None:
+        self.inner.on_end(job, now, runtime)
+
+    def on_expire(self, job: int, now: float, elapsed: float) -> float:
+        self.corrections[job] += 1
+        old = float(self.prediction[job])
+        est = float(self.estimate[job])
+        if old < est:
+            return est
+        i = self._beyond.get(job, 0) + 1
+        self._beyond[job] = i
+        return old + (MINUTE if i == 1 else 15.0 * MINUTE * 2.0 ** (i - 2))
+
+    def __repr__(self) -> str:
+        return f"Corrected({self.inner!r})"
+
+
+class Scaled(_Wrapper):
+    """Every prediction of ``inner`` multiplied by ``factor`` (2 for the X2 schedulers).
+
+    Tsafrir et al. (2007, section 6) argue that doubling belongs to the scheduler, not
+    the predictor; hpcgym applies it to what the scheduler plans with, so accuracy is
+    measured on the doubled prediction (as in 004 Table 6, where X2 halves EASY's
+    accuracy). The scaled predictor's ``estimate`` is ``factor`` x the user estimate, so
+    ``Corrected(Scaled(p, 2))`` (the X2+ preset) corrects a job that outlives its doubled
+    prediction to its doubled estimate, and beyond that adds 1 min, 15 min, 30 min, ...
+
+    If ``inner`` corrects itself, its clock is slowed by ``factor``: it is asked when the
+    job has run ``factor`` x its own prediction, with ``elapsed / factor``.
+
+    Args:
+        inner: the predictor to scale.
+        factor: a positive multiplier.
+    """
+
+    def __init__(self, inner: Predictor, factor: float = 2.0) -> None:
+        super().__init__(inner)
+        if not np.isfinite(factor) or factor <= 0:
+            raise InvalidConfigError(f"scaling factor must be positive and finite, got {factor!r}")
+        self.factor = float(factor)
+        self.name = f"{inner.name}+x{self.factor:g}"
+        self.corrects = inner.corrects
+
+    def reset(self, workload: Any) -> None:
+        inner = self.inner
+        inner.reset(workload)
+        self.workload = workload
+        f = self.factor
+        self.estimate = f * inner.estimate
+        self.prediction = f * inner.prediction
+        self.changes = []
+        self.revised = {}
+        self._f = f
+        self._inner_prediction = inner.prediction
+        self._inner_revised = inner.revised
+
+    def _sync(self, now: float) -> None:
+        revised = self._inner_revised
+        inner_pred = self._inner_prediction
+        for j in list(revised):
+            self.revise(j, now, self._f * float(inner_pred[j]))
+        revised.clear()
+
+    def on_submit(self, job: int, now: float) -> None:
+        self.inner.on_submit(job, now)
+        self.prediction[job] = self._f * self._inner_prediction[job]
+        if self._inner_revised:
+            self._sync(now)
+
+    def on_start(self, job: int, now: float) -> None:
+        self.inner.on_start(job, now)
+        if self._inner_revised:
+            self._sync(now)
+
+    def on_end(self, job: int, now: float, runtime: float) -> None:
+        self.inner.on_end(job, now, runtime)
+        if self._inner_revised:
+            self._sync(now)
+
+    def on_expire(self, job: int, now: float, elapsed: float) -> float:
+        inner = self.inner
+        old = float(self._inner_prediction[job])
+        new = float(inner.on_expire(job, now, elapsed / self._f))
+        if new > old:
+            inner.revise(job, now, new)
+            self._inner_revised.clear()  # the engine revises this predictor's own value
+        return self._f * float(self._inner_prediction[job])
+
+    def __repr__(self) -> str:
+        return f"Scaled({self.inner!r}, {self.factor:g})"
+
+
+def with_correction(predictor: Predictor) -> Predictor:
+    """``predictor`` with prediction correction (unchanged if it already corrects)."""
+    return predictor if predictor.corrects else Corrected(predictor)
+
+
+# ---------------------------------------------------------------------- registry
+PredictorFactory = Callable[..., Predictor]
 
 _PREDICTORS: dict[str, tuple[PredictorFactory, str]] = {}
 _ALIASES: dict[str, str] = {}
@@ -108,7 +451,21 @@ _ALIASES: dict[str, str] = {}
 def register_predictor(
     name: str, factory: PredictorFactory, description: str, aliases: tuple[str, ...] = ()
 ) -> None:
-    """Make a predictor available by name (CLI ``--predictor``, ``make_predictor``)."""
+    """Make a predictor available by name (CLI ``--predictor``, ``make_predictor``).
+
+    Args:
+        name: lower-case name without ``+`` or ``:`` (those separate modifiers and
+            parameters).
+        factory: builds a fresh predictor; keyword parameters given as ``name:key=value``
+            are passed to it.
+        description: one line for ``hpcgym predictors``.
+        aliases: other accepted names.
+    """
+    for n in (name, *aliases):
+        if not n or any(c in n for c in "+:,= "):
+            raise InvalidConfigError(
+                f"predictor name {n!r} must be non-empty without '+', ':', ',', '=' or spaces"
+            )
     _PREDICTORS[name] = (factory, description)
     for alias in aliases:
         _ALIASES[alias.lower()] = name
@@ -125,19 +482,99 @@ def predictor_aliases() -> dict[str, str]:
 
 
 def resolve_predictor_name(name: str) -> str:
-    """The registered name for ``name`` or one of its aliases."""
+    """The registered name for ``name`` or one of its aliases (no parameters or modifiers)."""
     key = name.lower()
     key = _ALIASES.get(key, key)
     if key not in _PREDICTORS:
         known = ", ".join(sorted(_PREDICTORS))
-        raise UnknownNameError(f"unknown predictor {name!r}; known predictors: {known}")
+        raise UnknownNameError(
+            f"unknown predictor {name!r}; known predictors: {known} "
+            "(add ':key=value' parameters, '+x2' to double, '+pcor' for prediction correction)"
+        )
     return key
 
 
+def _parse_value(text: str) -> object:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def make_predictor(name: str) -> Predictor:
-    """A new predictor by registered name or alias (case-insensitive)."""
-    return _PREDICTORS[resolve_predictor_name(name)][0]()
+    """A new predictor from ``NAME[:key=value,...][+xF][+pcor]`` (case-insensitive name).
+
+    Raises:
+        UnknownNameError: ``NAME`` is not registered.
+        InvalidConfigError: a parameter or modifier is not understood.
+
+    >>> make_predictor("W").name
+    'walltime'
+    >>> make_predictor("user-avg+pcor+x2").name
+    'user-avg+x2+pcor'
+    """
+    base, *mods = (part.strip() for part in name.split("+"))
+    base_name, _, params = base.partition(":")
+    key = resolve_predictor_name(base_name.strip())
+    kwargs: dict[str, object] = {}
+    if params.strip():
+        for item in params.split(","):
+            k, eq, v = item.partition("=")
+            if not eq or not k.strip():
+                raise InvalidConfigError(f"predictor {name!r}: parameter {item!r} is not key=value")
+            kwargs[k.strip()] = _parse_value(v.strip())
+    try:
+        predictor = _PREDICTORS[key][0](**kwargs)
+    except TypeError as err:
+        raise InvalidConfigError(f"predictor {name!r}: {err}") from err
+    if params.strip():
+        predictor.name = f"{key}:{','.join(item.strip() for item in params.split(','))}"
+    else:
+        predictor.name = key
+    factor = 1.0
+    correct = False
+    for mod in mods:
+        m = mod.lower()
+        if m == "pcor":
+            correct = True
+        elif m.startswith("x"):
+            try:
+                factor *= float(m[1:])
+            except ValueError:
+                raise InvalidConfigError(f"predictor {name!r}: modifier {mod!r} is not x<factor>") from None
+        else:
+            raise InvalidConfigError(
+                f"predictor {name!r}: unknown modifier {mod!r} (use +x<factor> or +pcor)"
+            )
+    if factor != 1.0:
+        predictor = Scaled(predictor, factor)
+    if correct:
+        predictor = with_correction(predictor)
+    return predictor
 
 
 register_predictor("walltime", Walltime, "W: the user's estimate (SWF field 9)", aliases=("w",))
 register_predictor("real", Oracle, "R: the real run time (oracle)", aliases=("r", "oracle"))
+register_predictor(
+    "user-avg",
+    LastKUserAverage,
+    "mean run time of the user's k (=2) last terminated jobs, capped by the estimate (Tsafrir 2007); "
+    "params k, window=all|immediate, full",
+    aliases=("last-k", "tsafrir"),
+)
+register_predictor(
+    "user-avg-imm",
+    lambda **kw: LastKUserAverage(**{"window": "immediate", **kw}),
+    "user-avg, 'immediate' window: history used only if its estimates equal the job's (Tsafrir 2007 s.4)",
+)
+register_predictor(
+    "profile",
+    ProfilePredictor,
+    "D: run time of the user's last job with the closest profile (Galleguillos 2017 s.3), capped by W",
+    aliases=("d", "data-driven"),
+)

@@ -5,7 +5,11 @@ prediction-expiry alarms); arrivals come from the workload's submit column, whic
 sorted. Semantics (design card):
 
 * at one instant, terminations are handled first, then prediction-expiry alarms, then
-  arrivals, then **one** decision;
+  arrivals, then **one** decision; an expiry alarm is an event instant like the others
+  (a corrected prediction moves reservations, so the dispatcher is asked again if a
+  waiting job fits);
+* a predictor may revise any job's prediction at any event (``Predictor.revise``); the
+  engine then re-arms that job's expiry alarm;
 * a decision point is an instant after which the queue is non-empty and at least one
   queued job fits the free resources (a dispatcher with ``every_event = True`` is
   also asked when nothing fits, e.g. to record reservations);
@@ -31,7 +35,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from hpcgym.cluster import Cluster, ProcessorCluster
-from hpcgym.errors import InvalidDecisionError
+from hpcgym.errors import InvalidConfigError, InvalidDecisionError
 from hpcgym.predictors import Predictor, Walltime
 from hpcgym.workload import Workload
 
@@ -242,6 +246,7 @@ class Simulator:
         self.now = float(self._submit[0]) if n else 0.0
         self._next_arrival = 0
         self._events: list[tuple[float, int, int, int]] = []
+        self._alarm: dict[int, float] = {}  # running job -> time of its live expiry alarm
         self._seq = 0
         self._queue: dict[int, None] = {}
         self._running: dict[int, None] = {}
@@ -254,6 +259,102 @@ class Simulator:
         self.decisions = 0
         self._fast_fit = isinstance(self.cluster, ProcessorCluster)
         self.view = SystemView(self)
+
+    def warm_start(
+        self, now: float, running: Sequence[int] | np.ndarray, start: Sequence[float] | np.ndarray
+    ) -> None:
+        """Begin at ``now`` with the machine already in use instead of empty.
+
+        Call right after :meth:`reset` (or construction), before the first :meth:`advance`.
+        Every job submitted before ``now`` counts as submitted: the jobs in ``running``
+        started at the matching ``start`` time and end at start + run time as usual; the
+        others wait in the queue. Jobs submitted at ``now`` or later arrive as usual. The
+        predictor is told of those submissions and starts in time order; a prediction a
+        running job has already outlived is corrected at ``now``. The Gymnasium
+        environment uses this to begin an episode from the state a full replay had at
+        the start of its window. :meth:`run` always starts from an empty machine.
+
+        Args:
+            now: the time to begin at.
+            running: jobs (submitted before ``now``) running at ``now``.
+            start: their start times, each before ``now`` and not before its submission.
+
+        Raises:
+            InvalidConfigError: the engine is not fresh, or a running job was not
+                submitted before ``now``, starts at or after ``now``, or has ended by then.
+            InvalidDecisionError: the running jobs do not fit the machine together.
+        """
+        running = np.asarray(running, dtype=np.int64)
+        start = np.asarray(start, dtype=np.float64)
+        submit = self._submit
+        if self._next_arrival or self._events or self.n_done:
+            raise InvalidConfigError("warm_start: call it on a fresh engine, right after reset()")
+        if running.shape != start.shape:
+            raise InvalidConfigError("warm_start: running and start must have the same length")
+        n_before = int(np.searchsorted(self.workload.submit, now, side="left"))
+        if len(running):
+            end = start + self.workload.runtime[running]
+            if self.kill_at_estimate:
+                end = np.minimum(end, start + self.workload.estimate[running])
+            bad = (
+                (running < 0)
+                | (running >= n_before)
+                | (start >= now)
+                | (start < self.workload.submit[np.clip(running, 0, len(submit) - 1)])
+                | (end < now)
+            )
+            if bad.any():
+                j = int(running[np.argmax(bad)])
+                raise InvalidConfigError(
+                    f"warm_start: job {j} cannot be running at t={now:g} "
+                    "(it must be submitted and started before that time and not yet ended)"
+                )
+        # submissions (kind 0) and starts (kind 1) of the past, in time order
+        past = sorted(
+            [(submit[j], 0, j) for j in range(n_before)]
+            + [(float(t), 1, int(j)) for j, t in zip(running, start, strict=True)]
+        )
+        for t, kind, j in past:
+            self.now = t
+            if kind == 0:
+                self._next_arrival = j
+                self._arrive_until(j + 1)
+            else:
+                self.start((j,))
+        self.now = float(now)
+        self._next_arrival = n_before
+        # expiry alarms that fell before now: correct those predictions at now
+        events = self._events
+        while events and events[0][0] < now:
+            t, kind, _, j = heapq.heappop(events)
+            assert kind == _EXPIRE, "a running job ended before the warm-start time"
+            if self._state[j] == 2 and self._alarm.get(j) == t:
+                del self._alarm[j]
+                self._correct(j, float(self.start_time[j]))
+
+    def _arrive_until(self, stop: int) -> None:
+        """Submit the jobs from the next arrival up to ``stop`` (exclusive) at ``now``."""
+        queue = self._queue
+        req = self._req
+        state = self._state
+        predictor = self.predictor
+        pred = predictor.prediction
+        count = self._req_count
+        t = self.now
+        for j in range(self._next_arrival, stop):
+            queue[j] = None
+            state[j] = 1
+            predictor.on_submit(j, t)
+            self.first_prediction[j] = pred[j]
+            r = req[j]
+            c = count.get(r, 0)
+            if not c:
+                heapq.heappush(self._req_heap, r)
+            count[r] = c + 1
+        self._next_arrival = stop
+        self._qver += 1
+        if predictor.revised:
+            self._rearm()
 
     @property
     def done(self) -> bool:
@@ -323,10 +424,13 @@ class Simulator:
                     self.n_done += 1
                     ended = True
                     predictor.on_end(j, t, t - self.start_time[j])
-                elif state[j] == 2:
-                    self._expire(j, t)
+                elif state[j] == 2 and self._alarm.get(j) == t:
+                    del self._alarm[j]
+                    self._correct(j, float(self.start_time[j]))
             if ended:
                 self._rver += 1
+            if predictor.revised:
+                self._rearm()
         # arrivals
         if na < n and submit[na] == t:
             queue = self._queue
@@ -347,21 +451,22 @@ class Simulator:
                 na += 1
             self._next_arrival = na
             self._qver += 1
+            if predictor.revised:
+                self._rearm()
         return True
 
-    def _expire(self, j: int, t: float) -> None:
-        """Job ``j`` reached its predicted end while still running: ask for a correction."""
-        start = float(self.start_time[j])
-        if start + self.predictor.prediction[j] != t:  # stale: the prediction changed since
-            return
-        self._correct(j, start)
-
     def _arm(self, j: int, start: float) -> None:
-        """Set the expiry alarm of running job ``j`` if it will outlive its prediction."""
+        """Set the expiry alarm of running job ``j`` if it will outlive its prediction.
+
+        Only the latest alarm of a job is live (``_alarm``); older ones in the heap are
+        skipped when they come up.
+        """
+        self._alarm.pop(j, None)
         alarm = start + float(self.predictor.prediction[j])
         if alarm >= self.end_time[j]:
             return  # it ends first; the alarm would find nothing to correct
         if alarm > self.now:
+            self._alarm[j] = alarm
             heapq.heappush(self._events, (alarm, _EXPIRE, self._seq, j))
             self._seq += 1
         else:  # already outlived (e.g. a prediction of 0 s): correct at once
@@ -372,8 +477,18 @@ class Simulator:
         old = float(predictor.prediction[j])
         new = float(predictor.on_expire(j, self.now, self.now - start))
         if new > old:  # a correction that does not grow would loop forever
-            predictor.revise(j, self.now, new)
-            self._arm(j, start)
+            predictor.revise(j, self.now, new)  # queues j in predictor.revised
+            self._rearm()
+
+    def _rearm(self) -> None:
+        """Re-arm the alarms of running jobs whose prediction the predictor revised."""
+        revised = self.predictor.revised
+        corrects = self.predictor.corrects
+        state = self._state
+        while revised:
+            j, _ = revised.popitem()
+            if corrects and state[j] == 2:
+                self._arm(j, float(self.start_time[j]))
 
     def advance(self, every_event: bool = False) -> bool:
         """Move to the next decision point.
@@ -426,6 +541,8 @@ class Simulator:
             self._seq += 1
             self._req_count[self._req[j]] -= 1
             predictor.on_start(j, now)
+            if predictor.revised:
+                self._rearm()
             if predictor.corrects:
                 self._arm(j, now)
         if started:
