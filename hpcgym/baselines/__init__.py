@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from hpcgym.baselines.dispatchers import FCFS, EasyBackfilling, ListScheduler
 from hpcgym.errors import UnknownNameError
-from hpcgym.predictors import Predictor, make_predictor
+from hpcgym.predictors import Predictor, Scaled, make_predictor, with_correction
 from hpcgym.sim import Dispatcher
 
 __all__ = [
@@ -40,6 +40,13 @@ class PolicySpec:
         description: one line for ``hpcgym policies``.
         combines: what the preset is made of (queue order, backfill order, ...), shown
             by ``hpcgym policies``.
+        correction: plan with prediction correction (Tsafrir et al. 2007 section 3.2),
+            whatever the predictor.
+        doubling: multiply every prediction by this factor (2 for the X2 family).
+
+    A preset's correction and doubling belong to the scheduler: ``--predictor`` replaces
+    only the predictor, and :func:`preset_predictor` adds the preset's doubling and
+    correction to it.
     """
 
     name: str
@@ -47,6 +54,8 @@ class PolicySpec:
     predictor: str
     description: str
     combines: dict[str, str] = field(default_factory=dict)
+    correction: bool = False
+    doubling: float = 1.0
 
 
 _POLICIES: dict[str, PolicySpec] = {}
@@ -85,9 +94,23 @@ def preset_predictor(policy: str, predictor: str | None = None) -> Predictor:
 
     The CLI, the reproduction tables and the Gymnasium environment all build predictors
     here, so a policy run directly and through the environment plans with the same one.
+    The preset's doubling (:class:`~hpcgym.predictors.Scaled`) and prediction correction
+    (:class:`~hpcgym.predictors.Corrected`) are applied to ``predictor`` too, so
+    ``preset_predictor("easy++", "real")`` is the oracle with SJBF's correction setting
+    (never triggered: the oracle is never outlived).
+
+    >>> preset_predictor("easy++").name
+    'user-avg+pcor'
+    >>> preset_predictor("x2+", "profile").name
+    'profile+x2+pcor'
     """
     spec = _POLICIES[resolve_policy_name(policy)]
-    return make_predictor(predictor if predictor is not None else spec.predictor)
+    pred = make_predictor(predictor if predictor is not None else spec.predictor)
+    if spec.doubling != 1.0:
+        pred = Scaled(pred, spec.doubling)
+    if spec.correction:
+        pred = with_correction(pred)
+    return pred
 
 
 def _easy(name: str, **kwargs: object) -> Callable[[], Dispatcher]:
@@ -138,3 +161,99 @@ register_policy(
     ),
     aliases=("ebf",),
 )
+
+
+def _family(
+    name: str,
+    paper: str,
+    description: str,
+    predictor: str,
+    *,
+    correction: bool = False,
+    sjbf: bool = False,
+    reserve_shortest: bool = False,
+    doubling: float = 1.0,
+) -> PolicySpec:
+    """A preset of the prediction-based backfilling family of Tsafrir et al. (2007)."""
+    queue = "shortest predicted first" if reserve_shortest else "arrival"
+    return PolicySpec(
+        name,
+        _easy(name, sjbf=sjbf, reserve_shortest=reserve_shortest),
+        predictor,
+        f"{paper}: {description}",
+        {
+            "queue order": f"{queue} (gets the reservation)",
+            "backfill order": "shortest predicted first" if sjbf else "arrival",
+            "predictor": predictor,
+            "correction": "pcor" if correction else "none",
+            "doubling": f"{doubling:g}",
+        },
+        correction=correction,
+        doubling=doubling,
+    )
+
+
+# Tsafrir, Etsion and Feitelson (2007), sections 3-5: names as in the paper, lower case.
+_FAMILY = [
+    _family(
+        "easy-pcor",
+        "EASY_PCOR",
+        "EASY with prediction correction of user estimates",
+        "walltime",
+        correction=True,
+    ),
+    _family(
+        "easy+",
+        "EASY+",
+        "EASY planning with user-average predictions, corrected",
+        "user-avg",
+        correction=True,
+    ),
+    _family(
+        "easy-sjbf",
+        "EASY_SJBF",
+        "EASY with shortest-job-backfilled-first, user estimates",
+        "walltime",
+        sjbf=True,
+    ),
+    _family(
+        "easy++",
+        "EASY++",
+        "EASY+ with SJBF (FCFS reservation order kept)",
+        "user-avg",
+        correction=True,
+        sjbf=True,
+    ),
+    _family(
+        "perfect++", "PERFECT++", "EASY with SJBF and perfect predictions (real run times)", "real", sjbf=True
+    ),
+    _family("x2", "X2", "EASY with doubled user estimates", "walltime", doubling=2.0),
+    _family(
+        "x2+",
+        "X2+",
+        "EASY with doubled user-average predictions, corrected",
+        "user-avg",
+        correction=True,
+        doubling=2.0,
+    ),
+    _family("x2++", "X2++", "X2+ with SJBF", "user-avg", correction=True, sjbf=True, doubling=2.0),
+    _family(
+        "sjf",
+        "SJF",
+        "backfilling with the reservation for the shortest job, user estimates",
+        "walltime",
+        sjbf=True,
+        reserve_shortest=True,
+    ),
+    _family(
+        "sjf+",
+        "SJF+",
+        "SJF with user-average predictions, corrected",
+        "user-avg",
+        correction=True,
+        sjbf=True,
+        reserve_shortest=True,
+    ),
+]
+for _spec in _FAMILY:
+    register_policy(_spec)

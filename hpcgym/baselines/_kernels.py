@@ -51,11 +51,14 @@ def easy_kernel(
     sjbf: bool,
     reserve_shortest: bool,
     out_reservation: np.ndarray,
+    extra_all_ending: bool = True,
 ) -> np.ndarray:
     """EASY backfilling and its variants; see :class:`hpcgym.baselines.EasyBackfilling`.
 
     ``out_reservation`` receives ``[head job, reservation time, extra processors]``
-    (head -1 when every waiting job started).
+    (head -1 when every waiting job started). With ``extra_all_ending`` False the extra
+    processors are only those of the jobs needed to reach the head job's size (the
+    classic count, see ``EasyBackfilling(extra="classic")``).
     """
     nq = len(queue)
     out = np.empty(nq, dtype=np.int64)
@@ -102,7 +105,7 @@ def easy_kernel(
         shadow = now
     # every job predicted to end by the reservation frees its processors then, too: the
     # extra processors are all those free at the reservation beyond the head job's need
-    while k < m and ends[idx[k]] <= shadow:
+    while extra_all_ending and k < m and ends[idx[k]] <= shadow:
         avail += sizes[idx[k]]
         k += 1
     extra = avail - need

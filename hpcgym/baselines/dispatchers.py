@@ -15,6 +15,9 @@ from hpcgym.baselines._kernels import easy_kernel, list_kernel
 from hpcgym.errors import InvalidConfigError
 from hpcgym.sim import SystemView
 
+EXTRA_RULES = ("all", "classic")
+"""Accepted values of ``EasyBackfilling.extra``."""
+
 
 class FCFS:
     """First come, first served: start jobs in arrival order until one does not fit.
@@ -74,8 +77,11 @@ class EasyBackfilling:
        reservation or uses only extra processors (which it then consumes).
 
     The reservation is recomputed at every decision, so it moves when predictions are
-    corrected. With ``doubling`` every prediction is multiplied by 2 for planning (the
-    X2 scheduler). Kills never use predictions: see ``Simulator(kill_at_estimate=...)``.
+    corrected. Sorting by prediction is stable: ties keep arrival order. With
+    ``doubling`` every prediction is multiplied by that factor for planning (the presets
+    of the X2 family double through the predictor instead, see
+    :class:`hpcgym.predictors.Scaled`). Kills never use predictions: see
+    ``Simulator(kill_at_estimate=...)``.
 
     Args:
         sjbf: shortest job backfilled first (backfill candidates by prediction).
@@ -86,6 +92,14 @@ class EasyBackfilling:
         record_reservations: keep each job's first reservation (for predictability);
             the engine then asks at every event so reservations are made when a job
             becomes first, as in the paper's simulator.
+        extra: which processors count as *extra* at the reservation. ``"all"``
+            (default): every processor predicted to be free then, i.e. of every running
+            job predicted to end by the reservation (a prediction already outlived
+            counts as ending now). ``"classic"``: only those of the running jobs, in
+            predicted-end order, needed to reach the head job's size (Lifka's EASY, and
+            what reproduces Tsafrir et al. 2007; see docs/REPRODUCTION.md). The two
+            differ when several predicted ends tie at the reservation or when more
+            predictions have been outlived than the head job needs.
     """
 
     sjbf: bool = False
@@ -93,11 +107,14 @@ class EasyBackfilling:
     doubling: float = 1.0
     name: str = "easy"
     record_reservations: bool = False
+    extra: str = "all"
     first_reservation: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
 
     def __post_init__(self) -> None:
         if not np.isfinite(self.doubling) or self.doubling <= 0:
             raise InvalidConfigError(f"doubling must be a positive factor, got {self.doubling}")
+        if self.extra not in EXTRA_RULES:
+            raise InvalidConfigError(f"extra must be one of {', '.join(EXTRA_RULES)}; got {self.extra!r}")
         self._res = np.zeros(3)
 
     @property
@@ -121,6 +138,7 @@ class EasyBackfilling:
             self.sjbf,
             self.reserve_shortest,
             res,
+            self.extra != "classic",
         )
         if self.record_reservations and res[0] >= 0:
             head = int(res[0])
