@@ -1,0 +1,425 @@
+"""``hpcgym reproduce``: a paper's tables, recomputed on one trace.
+
+``hpcgym reproduce tsafrir2007 --trace PATH [--procs N] [--json]`` runs the eight
+schedulers of Tsafrir, Etsion and Feitelson (2007) Tables 2, 3 and 6 (EASY, EASY_PCOR,
+EASY+, EASY_SJBF, EASY++, PERFECT++, X2, SJF) on one trace and prints the tables'
+layout: average wait, average bounded slowdown and prediction accuracy, each with its
+change relative to EASY, and the paper's figures beside ours when the trace is one of
+the paper's (SDSC-SP2, CTC-SP2, KTH-SP2, SDSC-BLUE).
+
+Defaults follow the paper: the machine size of its Table 1 when the trace is one of
+its four (CTC-SP2: 512 CPUs, not the file header's 338), jobs are not killed at their
+estimate, averages leave out warm-up and cool-down, and EASY counts its *extra*
+processors the classic way (``--extra classic``; see
+:class:`hpcgym.baselines.EasyBackfilling`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hpcgym.baselines import make_policy, preset_predictor
+from hpcgym.baselines.dispatchers import EXTRA_RULES, EasyBackfilling
+from hpcgym.cli import add_trace_arguments, command, json_ready, load_trace
+from hpcgym.errors import InvalidConfigError, UnknownNameError
+from hpcgym.metrics import compute_metrics
+from hpcgym.prediction_metrics import predictability, prediction_metrics
+from hpcgym.sim import Simulator
+from hpcgym.workload import Workload
+
+PAPER_LABELS = {
+    "easy": "EASY",
+    "easy-pcor": "EASY_PCOR",
+    "easy+": "EASY+",
+    "easy-sjbf": "EASY_SJBF",
+    "easy++": "EASY++",
+    "perfect++": "PERFECT++",
+    "x2": "X2",
+    "sjf": "SJF",
+}
+"""Preset name -> the scheduler's name in the paper."""
+
+TSAFRIR2007_TABLES: dict[str, tuple[str, ...]] = {
+    "2": ("easy", "easy-pcor", "easy+"),
+    "3": ("easy", "easy-sjbf", "easy++", "perfect++"),
+    "6": ("easy", "x2", "sjf", "easy++"),
+}
+"""Table number -> the presets in its columns, EASY first (the reference)."""
+
+TSAFRIR2007_MACHINES = {"SDSC": 128, "CTC": 512, "KTH": 100, "BLUE": 1152}
+"""004 Table 1: CPUs of each trace's machine."""
+
+# 004 Tables 2, 3 and 6: (average wait [min], average bounded slowdown, accuracy [%]);
+# None where the paper gives no figure (Table 2 omits the accuracy of nothing, Table 3 has
+# no EASY_PCOR and so on: every scheduler appears in at least one of the three tables).
+TSAFRIR2007_PAPER: dict[str, dict[str, tuple[float, float, float]]] = {
+    "SDSC": {
+        "easy": (363, 99, 32),
+        "easy-pcor": (360, 93, 32),
+        "easy+": (326, 86, 60),
+        "easy-sjbf": (361, 87, 32),
+        "easy++": (327, 70, 60),
+        "perfect++": (278, 58, 100),
+        "x2": (333, 89, 16),
+        "sjf": (535, 69, 32),
+    },
+    "CTC": {
+        "easy": (21, 4.6, 39),
+        "easy-pcor": (21, 4.5, 39),
+        "easy+": (16, 3.3, 62),
+        "easy-sjbf": (19, 3.9, 39),
+        "easy++": (14, 2.9, 62),
+        "perfect++": (19, 2.8, 100),
+        "x2": (20, 4.1, 20),
+        "sjf": (13, 2.8, 39),
+    },
+    "KTH": {
+        "easy": (114, 90, 47),
+        "easy-pcor": (115, 90, 47),
+        "easy+": (96, 65, 60),
+        "easy-sjbf": (102, 73, 47),
+        "easy++": (95, 57, 61),
+        "perfect++": (91, 50, 100),
+        "x2": (102, 80, 24),
+        "sjf": (79, 45, 47),
+    },
+    "BLUE": {
+        "easy": (130, 35, 31),
+        "easy-pcor": (128, 36, 31),
+        "easy+": (102, 26, 61),
+        "easy-sjbf": (102, 21, 31),
+        "easy++": (87, 19, 62),
+        "perfect++": (87, 13, 100),
+        "x2": (115, 30, 16),
+        "sjf": (81, 25, 31),
+    },
+}
+"""The paper's figures by trace and preset."""
+
+TSAFRIR2007_CORRECTIONS = {
+    "SDSC": {"easy-pcor": (0.09, 0.33), "easy+": (0.56, 0.64)},
+    "CTC": {"easy-pcor": (0.12, 0.41), "easy+": (0.63, 0.69)},
+    "KTH": {"easy-pcor": (0.02, 0.24), "easy+": (0.53, 0.57)},
+    "BLUE": {"easy-pcor": (0.13, 0.48), "easy+": (0.60, 0.69)},
+}
+"""004 Table 2, last column: prediction corrections per job, mean and standard deviation."""
+
+_TRACE_PREFIXES = (("SDSC-SP2", "SDSC"), ("CTC-SP2", "CTC"), ("KTH-SP2", "KTH"), ("SDSC-BLUE", "BLUE"))
+
+
+def paper_trace_key(name: str) -> str | None:
+    """The paper's short name (SDSC, CTC, KTH, BLUE) of a trace file name, or None."""
+    upper = name.upper()
+    for prefix, key in _TRACE_PREFIXES:
+        if upper.startswith(prefix):
+            return key
+    return None
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """A paper whose tables ``hpcgym reproduce`` recomputes.
+
+    Attributes:
+        name: the CLI name.
+        title: the paper.
+        run: ``run(workload, extra, predictability, progress) -> JSON-ready result``.
+        render: the result as text tables.
+    """
+
+    name: str
+    title: str
+    run: Callable[..., dict[str, Any]]
+    render: Callable[[dict[str, Any]], str]
+
+
+def simulate_preset(
+    workload: Workload, policy: str, *, extra: str = "classic", record_reservations: bool = False
+) -> dict[str, Any]:
+    """Run one preset and return its figures (wait in minutes, bsld, accuracy in %, ...)."""
+    dispatcher = make_policy(policy)
+    if isinstance(dispatcher, EasyBackfilling):
+        dispatcher.extra = extra
+        dispatcher.record_reservations = record_reservations
+    sim = Simulator(workload, predictor=preset_predictor(policy))
+    schedule = sim.run(dispatcher, progress=False)
+    metrics = compute_metrics(schedule)
+    pm = prediction_metrics(schedule)
+    out: dict[str, Any] = {
+        "policy": policy,
+        "paper_name": PAPER_LABELS.get(policy, policy),
+        "predictor": schedule.predictor,
+        "wait_min": metrics["mean_wait_s"] / 60.0,
+        "bsld": metrics["mean_bsld"],
+        "accuracy_pct": 100.0 * pm["accuracy"],
+        "mae_min": pm["mae_s"] / 60.0,
+        "under_rate": pm["under_rate"],
+        "over_rate": pm["over_rate"],
+        "corrections_mean": pm["corrections_mean"],
+        "corrections_std": pm["corrections_std"],
+        "utilization": metrics["utilization"],
+        "jobs_measured": metrics["jobs_measured"],
+        "sim_seconds": schedule.sim_seconds,
+    }
+    if record_reservations:
+        out["predictability"] = predictability(schedule)
+    return out
+
+
+def _change(value: float, ref: float) -> float:
+    return 100.0 * (value / ref - 1.0) if ref else float("nan")
+
+
+def run_tsafrir2007(
+    workload: Workload,
+    *,
+    extra: str = "classic",
+    predictability_runs: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Tables 2, 3 and 6 of Tsafrir et al. (2007) on ``workload``.
+
+    Args:
+        workload: the trace (with the machine size to simulate).
+        extra: how EASY counts extra processors (``"classic"`` as in the paper, or
+            ``"all"``, the library default).
+        predictability_runs: also record first reservations and report 004 section 4's
+            predictability for every scheduler (the dispatcher is then asked at every
+            event, which is slower).
+        progress: called with one line per simulation.
+
+    Returns:
+        A JSON-ready dict: ``trace``, ``paper_trace`` (SDSC, CTC, KTH, BLUE or None),
+        ``procs``, ``jobs``, ``extra``, ``results`` (figures per preset), ``tables``
+        (per table: columns, and per metric our value, the change against EASY and the
+        paper's value and change where known).
+    """
+    if extra not in EXTRA_RULES:
+        raise InvalidConfigError(f"--extra must be one of {', '.join(EXTRA_RULES)}; got {extra!r}")
+    key = paper_trace_key(workload.name)
+    policies = list(dict.fromkeys(p for cols in TSAFRIR2007_TABLES.values() for p in cols))
+    results: dict[str, dict[str, Any]] = {}
+    for i, policy in enumerate(policies, 1):
+        t0 = time.perf_counter()
+        r = simulate_preset(workload, policy, extra=extra, record_reservations=predictability_runs)
+        results[policy] = r
+        if progress is not None:
+            progress(
+                f"[{i}/{len(policies)}] {PAPER_LABELS[policy]:<9} ({r['predictor']}): "
+                f"wait {r['wait_min']:.1f} min, bsld {r['bsld']:.2f}, "
+                f"accuracy {r['accuracy_pct']:.1f} % ({time.perf_counter() - t0:.1f} s)"
+            )
+    paper = TSAFRIR2007_PAPER.get(key or "", {})
+    tables: dict[str, Any] = {}
+    for number, columns in TSAFRIR2007_TABLES.items():
+        rows: dict[str, Any] = {}
+        for metric, idx in (("wait_min", 0), ("bsld", 1), ("accuracy_pct", 2)):
+            ours = [results[c][metric] for c in columns]
+            theirs = [paper[c][idx] if c in paper else None for c in columns]
+            rows[metric] = {
+                "ours": ours,
+                "ours_change_pct": [None] + [_change(v, ours[0]) for v in ours[1:]],
+                "paper": theirs if paper else None,
+                "paper_change_pct": (
+                    [None] + [_change(v, theirs[0]) for v in theirs[1:]]  # type: ignore[arg-type]
+                    if paper
+                    else None
+                ),
+            }
+        tables[number] = {
+            "columns": list(columns),
+            "labels": [PAPER_LABELS[c] for c in columns],
+            "rows": rows,
+        }
+    return {
+        "reproduction": "tsafrir2007",
+        "trace": workload.name,
+        "paper_trace": key,
+        "procs": workload.procs,
+        "jobs": len(workload),
+        "extra": extra,
+        "results": results,
+        "tables": tables,
+        "paper_corrections": TSAFRIR2007_CORRECTIONS.get(key or ""),
+    }
+
+
+_METRIC_LABELS = {"wait_min": "wait [min]", "bsld": "b. slowdown", "accuracy_pct": "accuracy [%]"}
+_TITLES = {
+    "2": "Table 2: prediction correction (PCOR) and system-generated predictions (+)",
+    "3": "Table 3: shortest job backfilled first (SJBF), EASY++ and PERFECT++",
+    "6": "Table 6: EASY++ against doubling (X2) and SJF",
+}
+
+
+def _fmt(value: float | None, metric: str, paper: bool = False) -> str:
+    if value is None:
+        return "-"
+    if paper:
+        return f"{value:g}"
+    if metric == "bsld" and value < 10:
+        return f"{value:.2f}"
+    return f"{value:.1f}"
+
+
+def render_tsafrir2007(result: dict[str, Any]) -> str:
+    """The three tables as text, ours and (when known) the paper's figures per metric."""
+    lines = [
+        f"Tsafrir, Etsion and Feitelson (2007) on {result['trace']}: {result['jobs']:,} jobs, "
+        f"{result['procs']} CPUs, EASY extra processors: {result['extra']}",
+        "(averages leave out warm-up and cool-down; changes are relative to EASY, the paper's computed "
+        "from its rounded figures)",
+    ]
+    for number, table in result["tables"].items():
+        labels = table["labels"]
+        cells: list[list[str]] = [["", *labels]]
+        for metric, row in table["rows"].items():
+            for who in ("ours", "paper"):
+                values = row[who]
+                if values is None:
+                    continue
+                changes = row[f"{who}_change_pct"]
+                line = [_METRIC_LABELS[metric] if who == "ours" else "  paper"]
+                for v, c in zip(values, changes, strict=True):
+                    text = _fmt(v, metric, paper=who == "paper")
+                    if c is not None and v is not None:
+                        text += f" ({c:+.0f}%)"
+                    line.append(text)
+                cells.append(line)
+        if number == "2":
+            ours = [result["results"][c] for c in table["columns"]]
+            cells.append(
+                ["corrections/job"]
+                + [
+                    f"{r['corrections_mean']:.2f} ± {r['corrections_std']:.2f}"
+                    if r["corrections_mean"]
+                    else "-"
+                    for r in ours
+                ]
+            )
+            paper_corr = result.get("paper_corrections")
+            if paper_corr:
+                cells.append(
+                    ["  paper"]
+                    + [
+                        f"{paper_corr[c][0]:.2f} ± {paper_corr[c][1]:.2f}" if c in paper_corr else "-"
+                        for c in table["columns"]
+                    ]
+                )
+        widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+        lines += ["", _TITLES[number]]
+        for i, r in enumerate(cells):
+            lines.append(
+                "  ".join(
+                    c.ljust(w) if j == 0 else c.rjust(w)
+                    for j, (c, w) in enumerate(zip(r, widths, strict=True))
+                )
+            )
+            if i == 0:
+                lines.append("  ".join("-" * w for w in widths))
+    pred = [(c, r["predictability"]) for c, r in result["results"].items() if "predictability" in r]
+    if pred:
+        lines += ["", "Predictability (004 section 4): first reservation against actual start"]
+        cells = [
+            [
+                "",
+                "reserved %",
+                "|diff| avg [min]",
+                "median",
+                "std",
+                "delayed %",
+                "delay avg [min]",
+                "median",
+                "std",
+            ]
+        ]
+        for c, p in pred:
+            cells.append(
+                [PAPER_LABELS.get(c, c), f"{100 * p['reserved_rate']:.1f}"]
+                + [f"{p[k] / 60:.1f}" for k in ("abs_diff_mean_s", "abs_diff_median_s", "abs_diff_std_s")]
+                + [f"{100 * p['delayed_rate']:.1f}"]
+                + [f"{p[k] / 60:.1f}" for k in ("delay_mean_s", "delay_median_s", "delay_std_s")]
+            )
+        widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
+        for i, r in enumerate(cells):
+            lines.append(
+                "  ".join(
+                    c.ljust(w) if j == 0 else c.rjust(w)
+                    for j, (c, w) in enumerate(zip(r, widths, strict=True))
+                )
+            )
+            if i == 0:
+                lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+REPRODUCTIONS: dict[str, Reproduction] = {
+    "tsafrir2007": Reproduction(
+        "tsafrir2007",
+        "Tsafrir, Etsion, Feitelson (2007): Backfilling using system-generated predictions "
+        "rather than user runtime estimates -- Tables 2, 3 and 6",
+        run_tsafrir2007,
+        render_tsafrir2007,
+    ),
+}
+"""Every paper ``hpcgym reproduce`` knows, by CLI name."""
+
+
+def _configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paper", help=f"which paper: {', '.join(REPRODUCTIONS)}")
+    add_trace_arguments(p)
+    p.add_argument(
+        "--extra",
+        choices=EXTRA_RULES,
+        default="classic",
+        help="how EASY counts extra processors (default: classic, as in the paper's simulator)",
+    )
+    p.add_argument(
+        "--predictability",
+        action="store_true",
+        help="also record first reservations and report predictability (004 section 4; slower)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    paper = REPRODUCTIONS.get(args.paper.lower())
+    if paper is None:
+        raise UnknownNameError(f"unknown paper {args.paper!r}; known: {', '.join(REPRODUCTIONS)}")
+    if args.trace is None:
+        raise InvalidConfigError("reproduce needs --trace (one of the paper's traces, e.g. SDSC-SP2)")
+    key = paper_trace_key(args.trace.name)
+    if args.procs is None and key is not None:
+        args.procs = TSAFRIR2007_MACHINES[key]
+    workload = load_trace(args)
+    if workload.report is not None:
+        print(workload.report, file=sys.stderr)
+    header = workload.header.get("MaxProcs", "").split()
+    if key is not None and header and header[0] != str(workload.procs):
+        print(
+            f"note: simulating {workload.procs} CPUs (the paper's Table 1 machine; the file's header "
+            f"says MaxProcs {header[0]}; --procs overrides)",
+            file=sys.stderr,
+        )
+    result = paper.run(
+        workload,
+        extra=args.extra,
+        predictability_runs=args.predictability,
+        progress=lambda line: print(line, file=sys.stderr, flush=True),
+    )
+    if args.json:
+        print(json.dumps(json_ready(result), allow_nan=False))
+    else:
+        print(paper.render(result))
+    return 0
+
+
+command("reproduce", "recompute a paper's tables on one trace (tsafrir2007: Tables 2, 3 and 6)")(_configure)(
+    _reproduce
+)
