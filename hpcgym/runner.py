@@ -7,6 +7,7 @@ from typing import Any
 
 from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
 from hpcgym.metrics import compute_metrics
+from hpcgym.prediction_metrics import prediction_metrics
 from hpcgym.sim import Schedule, Simulator
 from hpcgym.workload import Workload
 
@@ -75,6 +76,7 @@ def run_policy(
         "include_all": include_all,
     }
     row.update(metrics)
+    row["prediction"] = prediction_metrics(schedule, include_all=include_all)
     row["sim_seconds"] = schedule.sim_seconds
     row["decisions"] = schedule.decisions
     row["jobs_per_second"] = (
