@@ -161,7 +161,7 @@ def _expect_error_at(path: Path, line: int) -> TraceFormatError:
     return err
 
 
-@settings(max_examples=300)
+@settings(max_examples=150)
 @given(
     file=swf_files(bad_lines=1),
     gz=st.booleans(),
@@ -176,7 +176,7 @@ def test_a_malformed_line_is_reported_with_its_file_and_line(file, gz, newline):
         read_swf(_write(good, d, gz, newline))
 
 
-@settings(max_examples=100)
+@settings(max_examples=50)
 @given(file=swf_files(bad_lines=2))
 def test_the_first_of_several_malformed_lines_is_reported(file):
     lines, bad = file
