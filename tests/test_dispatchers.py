@@ -134,13 +134,22 @@ def test_long_job_backfills_on_extra_processors(make_workload):
     np.testing.assert_array_equal(s.start, [0, 0, 5, 1, 10, 1])
 
 
-def test_extra_processors_include_every_job_ending_at_the_reservation(make_workload):
+TIED_ENDS = [(0, 100, 4, 100), (0, 100, 4, 100), (1, 10, 6, 10), (1, 1000, 2, 1000)]
+
+
+def test_extra_all_includes_every_job_ending_at_the_reservation(make_workload):
     # machine 10: jobs 0 and 1 (4 procs each) both end at 100. Job 2 needs 6: its
     # reservation is 100, when 2 + 4 + 4 = 10 procs are free, so 4 are extra and
     # job 3 (2 procs, long) may start now.
-    jobs = [(0, 100, 4, 100), (0, 100, 4, 100), (1, 10, 6, 10), (1, 1000, 2, 1000)]
-    s = simulate(make_workload(jobs, 10), "easy")
+    s = simulate(make_workload(TIED_ENDS, 10), EasyBackfilling(extra="all"))
     np.testing.assert_array_equal(s.start, [0, 0, 100, 1])
+
+
+def test_classic_extra_counts_only_the_jobs_the_head_needs(make_workload):
+    # the default (Lifka's count): 2 free + job 0's 4 reach the head's 6, so the
+    # reservation is 100 with 0 extra; the long job 3 waits until 100.
+    s = simulate(make_workload(TIED_ENDS, 10), "easy")
+    np.testing.assert_array_equal(s.start, [0, 0, 100, 100])
 
 
 # ------------------------------------------- EASY with predictions already outlived
@@ -169,12 +178,21 @@ def test_easy_without_outlived_prediction_backfills_both(make_workload):
     np.testing.assert_array_equal(s.start, [0, 100, 20, 21])
 
 
-def test_outlived_predictions_all_count_as_free_now(make_workload):
+TWO_OUTLIVED = [(0, 100, 6, 10), (0, 100, 3, 15), (20, 10, 7, 10), (20, 50, 1, 50)]
+
+
+def test_extra_all_counts_every_outlived_prediction_as_free_now(make_workload):
     # jobs 0 and 1 outlive estimates 10 and 15; at t=20 both count as free now, so the
     # head (7 procs) is reserved at 20 with 1 + 6 + 3 = 10 free: extra 3.
-    jobs = [(0, 100, 6, 10), (0, 100, 3, 15), (20, 10, 7, 10), (20, 50, 1, 50)]
-    s = simulate(make_workload(jobs, 10), "easy")
+    s = simulate(make_workload(TWO_OUTLIVED, 10), EasyBackfilling(extra="all"))
     np.testing.assert_array_equal(s.start, [0, 0, 100, 20])
+
+
+def test_classic_extra_stops_at_the_outlived_jobs_the_head_needs(make_workload):
+    # classic: 1 free + job 0's 6 (predicted end 10, outlived) reach the head's 7; the
+    # reservation is now (20) with 0 extra, so the long job 3 cannot backfill.
+    s = simulate(make_workload(TWO_OUTLIVED, 10), "easy")
+    np.testing.assert_array_equal(s.start, [0, 0, 100, 100])
 
 
 def test_easy_records_the_reservation_made_for_an_outlived_prediction(make_workload):

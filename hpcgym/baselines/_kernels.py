@@ -51,14 +51,15 @@ def easy_kernel(
     sjbf: bool,
     reserve_shortest: bool,
     out_reservation: np.ndarray,
-    extra_all_ending: bool = True,
+    extra_all_ending: bool = False,
 ) -> np.ndarray:
     """EASY backfilling and its variants; see :class:`hpcgym.baselines.EasyBackfilling`.
 
     ``out_reservation`` receives ``[head job, reservation time, extra processors]``
-    (head -1 when every waiting job started). With ``extra_all_ending`` False the extra
-    processors are only those of the jobs needed to reach the head job's size (the
-    classic count, see ``EasyBackfilling(extra="classic")``).
+    (head -1 when every waiting job started). By default the extra processors are only
+    those of the jobs needed to reach the head job's size (the classic count); with
+    ``extra_all_ending`` every job predicted to end by the reservation adds its
+    processors (see ``EasyBackfilling(extra=...)``).
     """
     nq = len(queue)
     out = np.empty(nq, dtype=np.int64)
