@@ -89,9 +89,20 @@ class SystemView:
         self.submit = w.submit
         self.procs = w.procs_req
         self.estimate = w.estimate
+        self.capacity = sim.cluster.capacity
+        self._link()
+
+    def _link(self) -> None:
+        """Bind the live columns; numpy views do not survive pickling or deep copies."""
+        sim = self._sim
         self.prediction = _readonly(sim.predictor.prediction)
         self.start = _readonly(sim.start_time)
-        self.capacity = sim.cluster.capacity
+
+    def __setstate__(self, state: tuple[None, dict[str, object]]) -> None:
+        for name, value in state[1].items():
+            setattr(self, name, value)
+        if "start_time" in vars(self._sim):  # else the engine links us once it is restored
+            self._link()
 
     @property
     def now(self) -> float:
@@ -355,6 +366,13 @@ class Simulator:
         self._qver += 1
         if predictor.revised:
             self._rearm()
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        # a pickled or deep-copied engine: its view's live columns must be views of the
+        # copy's arrays, not copies of the original's (the environment must pickle)
+        self.__dict__.update(state)
+        if hasattr(self.view, "_sim"):  # else the view links itself once it is restored
+            self.view._link()
 
     @property
     def done(self) -> bool:

@@ -6,7 +6,7 @@ dataclasses as flat keyword arguments (every field name is unique across them);
 with the closest valid name, so a misspelt option is never silently ignored.
 
 >>> cfg = make_config(window_jobs=128, window_size=32, reward="bsld-sparse")
->>> cfg.episode.window_jobs, cfg.observation.window_size, cfg.reward.reward
+>>> cfg.episode.window_jobs, cfg.observation.window_size, cfg.scoring.reward
 (128, 32, 'bsld-sparse')
 >>> make_config(windw_jobs=128)
 Traceback (most recent call last):
@@ -212,8 +212,9 @@ class RewardConfig:
         reward: reward by name: ``"bsld"`` (dense bounded-slowdown increments),
             ``"bsld-sparse"`` (minus the episode's mean bounded slowdown at the end),
             ``"wait"`` (dense waiting-time increments, in hours).
-        reward_scale: multiplies the cost term; ``None`` divides by the number of jobs
-            in the window, so an episode's return is minus a per-job mean.
+        reward_scale: multiplies the cost term; ``None``: 1 / N for the dense rewards
+            (whose costs add up to a total over the window's N jobs) and 1 for
+            ``bsld-sparse``, so an episode's return is minus a per-job mean.
         invalid_penalty: subtracted from the reward of an invalid action.
         include_all: average the episode metrics (and ``bsld-sparse``) over every job
             of the window; ``False`` leaves out warm-up and cool-down as the reports do.
@@ -245,13 +246,13 @@ class DispatchConfig:
         episode: which jobs, machine and predictor.
         observation: what the agent sees.
         action: what an action means.
-        reward: how a step is scored.
+        scoring: how a step is rewarded.
     """
 
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
     observation: ObservationConfig = field(default_factory=ObservationConfig)
     action: ActionConfig = field(default_factory=ActionConfig)
-    reward: RewardConfig = field(default_factory=RewardConfig)
+    scoring: RewardConfig = field(default_factory=RewardConfig)
 
     def replace(self, **kwargs: Any) -> DispatchConfig:
         """A copy with flat keyword arguments (as :func:`make_config` takes) changed."""
@@ -270,10 +271,11 @@ _GROUPS = {
     "episode": EpisodeConfig,
     "observation": ObservationConfig,
     "action": ActionConfig,
-    "reward": RewardConfig,
+    "scoring": RewardConfig,
 }
 _FIELD_GROUP = {f.name: group for group, cls in _GROUPS.items() for f in dataclasses.fields(cls)}
 assert len(_FIELD_GROUP) == sum(len(dataclasses.fields(c)) for c in _GROUPS.values()), "field names clash"
+assert not set(_FIELD_GROUP) & set(_GROUPS), "a field is named like a config group"
 
 
 def argument_names() -> dict[str, str]:
@@ -287,7 +289,7 @@ def make_config(base: DispatchConfig | None = None, /, **kwargs: Any) -> Dispatc
     Args:
         base: the configuration to start from (default: all defaults).
         **kwargs: any field of the four config dataclasses, or a whole group
-            (``episode=EpisodeConfig(...)`` ...).
+            (``episode=EpisodeConfig(...)``, ``observation=``, ``action=``, ``scoring=``).
 
     Raises:
         InvalidConfigError: an unknown argument (the message suggests the closest

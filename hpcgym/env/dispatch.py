@@ -135,9 +135,10 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ``bsld`` (default, dense: minus the growth of the window jobs' accrued bounded
     slowdown, so an episode's costs sum to its total bounded slowdown), ``bsld-sparse``
     (minus the episode's mean bounded slowdown on the last step) and ``wait`` (dense,
-    waiting hours). The cost is multiplied by ``reward_scale`` (default 1 / N: the
-    return is minus a per-job mean) and ``invalid_penalty`` is subtracted for an invalid
-    action. ``info["reward_terms"]`` holds the named terms.
+    waiting hours). The cost is multiplied by ``reward_scale`` (by default 1 / N for the
+    dense rewards and 1 for ``bsld-sparse``: either way the return is minus a per-job
+    mean) and ``invalid_penalty`` is subtracted for an invalid action.
+    ``info["reward_terms"]`` holds the named terms.
 
     ## Starting State
 
@@ -224,7 +225,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         else:
             self._dispatchers = [make_policy(p) for p in ac.policies]
             self.action_space = spaces.Discrete(len(self._dispatchers))
-        self._reward = make_reward(cfg.reward.reward)
+        self._reward = make_reward(cfg.scoring.reward)
         self._res = np.zeros(3)
         self._replay: tuple[np.ndarray, np.ndarray] | None = None
         self.sim: Simulator | None = None
@@ -371,9 +372,11 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             self._metrics = self._episode_metrics()
             self._outcome = dataclasses.replace(self._outcome, metrics=self._metrics)
         self._update_mask()
-        rc = self.config.reward
+        rc = self.config.scoring
         cost = self._reward.cost(self._outcome)
-        scale = rc.reward_scale if rc.reward_scale is not None else 1.0 / self.window_jobs
+        scale = rc.reward_scale
+        if scale is None:
+            scale = 1.0 / self.window_jobs if self._reward.per_job else 1.0
         reward = -scale * cost - (rc.invalid_penalty if invalid else 0.0)
         info = self._info(invalid)
         info["reward_terms"] = {self._reward.name: cost, "invalid": float(invalid)}
@@ -540,7 +543,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         )
 
     def _episode_metrics(self) -> dict[str, Any]:
-        return compute_metrics(self.schedule(), include_all=self.config.reward.include_all)
+        return compute_metrics(self.schedule(), include_all=self.config.scoring.include_all)
 
     @property
     def view(self) -> SystemView:

@@ -56,9 +56,17 @@ class Outcome:
 
 
 class RewardTerm(ABC):
-    """A named cost, reset at every episode."""
+    """A named cost, reset at every episode.
+
+    Attributes:
+        name: the registry name.
+        per_job: the costs of an episode add up to a total over its jobs (the default
+            ``reward_scale`` then divides by the number of jobs); False for a cost that
+            is already a mean.
+    """
 
     name: ClassVar[str]
+    per_job: ClassVar[bool] = True
 
     def reset(self, outcome: Outcome) -> None:  # noqa: B027 - optional hook
         """A new episode starts."""
@@ -160,6 +168,7 @@ class BsldSparse(RewardTerm):
     """The episode's mean bounded slowdown, charged on the last step only."""
 
     name = "bsld-sparse"
+    per_job = False
 
     def cost(self, o: Outcome) -> float:
         return 0.0 if o.metrics is None else float(o.metrics["mean_bsld"])

@@ -7,7 +7,9 @@ import numpy as np
 from gymnasium import spaces
 
 
-class FlattenDispatchObservation(gym.ObservationWrapper[np.ndarray, np.int64, dict[str, np.ndarray]]):
+class FlattenDispatchObservation(
+    gym.ObservationWrapper[np.ndarray, np.int64, dict[str, np.ndarray]], gym.utils.RecordConstructorArgs
+):
     """Flattens the Dict observation into one float32 ``Box`` in [0, 1] for MLP policies.
 
     The keys are concatenated in the Dict space's (sorted) order, each raveled in C
@@ -21,7 +23,8 @@ class FlattenDispatchObservation(gym.ObservationWrapper[np.ndarray, np.int64, di
     """
 
     def __init__(self, env: gym.Env[dict[str, np.ndarray], np.int64]) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self)
+        gym.ObservationWrapper.__init__(self, env)
         space = env.observation_space
         if not isinstance(space, spaces.Dict):
             raise TypeError(f"FlattenDispatchObservation needs a Dict observation space, got {space}")

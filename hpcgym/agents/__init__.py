@@ -1,0 +1,1 @@
+"""Training and evaluation scripts for learned dispatchers (need the ``rl`` extra)."""

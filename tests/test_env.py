@@ -1,0 +1,484 @@
+"""The Gymnasium environment: API conformance, determinism, copies, actions, rewards, splits."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import warnings
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env as gym_check_env
+
+import hpcgym
+from hpcgym.env import DispatchConfig, DispatchEnv, FlattenDispatchObservation, make_config
+from hpcgym.env.config import argument_names
+from hpcgym.env.observations import HISTOGRAMS, JOB_FEATURES, SYSTEM_FEATURES
+from hpcgym.errors import InvalidConfigError, UnknownNameError
+from hpcgym.metrics import bounded_slowdown, compute_metrics
+
+SMALL = {"window_jobs": 40, "window_size": 12}
+
+VARIANTS: list[tuple[str, dict[str, Any]]] = [
+    *((env_id, {}) for env_id in hpcgym.ENV_IDS),
+    ("hpcgym/Dispatch-v0", {"warm_start": True, "split": "test"}),
+    ("hpcgym/DispatchBackfill-v0", {"warm_start": True, "warm_policy": "fcfs"}),
+    ("hpcgym/Dispatch-v0", {"predictor": "real", "oracle": True, "reward": "bsld-sparse"}),
+    ("hpcgym/DispatchPolicy-v0", {"reward": "wait", "every_event": True}),
+]
+VARIANT_IDS = [f"{i}-{'-'.join(map(str, kw.values())) or 'default'}" for i, kw in VARIANTS]
+
+
+def make(env_id: str = "hpcgym/Dispatch-v0", **kwargs: Any) -> gym.Env[Any, Any]:
+    return gym.make(env_id, **{**SMALL, **kwargs})
+
+
+def random_masked_rollout(
+    env: gym.Env[Any, Any], seed: int, steps: int = 10_000, masked: bool = True
+) -> list[tuple[Any, ...]]:
+    """(obs, reward, terminated, info) of one episode under a seeded random policy."""
+    rng = np.random.default_rng(seed)
+    obs, info = env.reset(seed=seed)
+    out: list[tuple[Any, ...]] = [(obs, 0.0, False, info)]
+    for _ in range(steps):
+        mask = env.unwrapped.action_masks() if masked else np.ones(env.action_space.n, bool)
+        valid = np.flatnonzero(mask)
+        obs, reward, terminated, truncated, info = env.step(valid[rng.integers(len(valid))])
+        assert not truncated
+        out.append((obs, reward, terminated, info))
+        if terminated:
+            break
+    return out
+
+
+def assert_same(a: Any, b: Any) -> None:
+    if isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            assert_same(a[k], b[k])
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            assert_same(x, y)
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, b)
+    elif isinstance(a, float) and np.isnan(a):
+        assert np.isnan(b)
+    else:
+        assert a == b
+
+
+# ---------------------------------------------------------------- registration and API
+def test_import_registers_every_id_idempotently() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # re-registering would warn "Overriding environment"
+        hpcgym.register_envs()
+        hpcgym.register_envs()
+    for env_id in hpcgym.ENV_IDS:
+        assert env_id in gym.registry
+        assert gym.registry[env_id].entry_point == "hpcgym.env.dispatch:DispatchEnv"
+
+
+@pytest.mark.parametrize(("env_id", "kwargs"), VARIANTS, ids=VARIANT_IDS)
+def test_gymnasium_and_sb3_env_checkers_pass(env_id: str, kwargs: dict[str, Any]) -> None:
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    env = make(env_id, **kwargs)
+    with warnings.catch_warnings():
+        # sb3 recommends 1-D observations; the 2-D job window is deliberate (flatten wrapper below)
+        warnings.filterwarnings("ignore", message=".*unconventional shape.*")
+        warnings.filterwarnings("ignore", message=".*different from the unwrapped version.*")
+        gym_check_env(env.unwrapped, skip_render_check=False)
+        sb3_check_env(env.unwrapped, warn=True)
+        flat = FlattenDispatchObservation(make(env_id, **kwargs))
+        gym_check_env(flat, skip_render_check=True)
+        sb3_check_env(flat, warn=True)
+
+
+@pytest.mark.parametrize("env_id", list(hpcgym.ENV_IDS))
+def test_spaces_and_default_trace(env_id: str) -> None:
+    env = gym.make(env_id)
+    u = env.unwrapped
+    assert u.trace.name.startswith("SDSC-SP2") and len(u.trace) == 8943 and u.trace.procs == 128
+    space = env.observation_space
+    assert isinstance(space, gym.spaces.Dict)
+    assert space["jobs"].shape == (64, len(JOB_FEATURES))
+    assert space["histograms"].shape == (len(HISTOGRAMS), 16)
+    assert space["system"].shape == (len(SYSTEM_FEATURES),)
+    n = 65 if "Policy" not in env_id else 4
+    assert env.action_space == gym.spaces.Discrete(n)
+    obs, info = env.reset(seed=3)
+    assert space.contains(obs)
+    assert info["action_mask"].shape == (n,) and info["action_mask"].any()
+
+
+def test_every_config_field_is_a_documented_keyword() -> None:
+    names = argument_names()
+    assert {
+        "trace",
+        "window_jobs",
+        "mode",
+        "backfill",
+        "reward",
+        "window_size",
+        "warm_start",
+        "oracle",
+    } <= set(names)
+    doc = DispatchEnv.__doc__ or ""
+    for name in names:
+        assert f"``{name}``" in doc, f"{name} is not documented in the env docstring"
+    for section in (
+        "## Description",
+        "## Action Space",
+        "## Observation Space",
+        "## Rewards",
+        "## Episode End",
+        "## Arguments",
+        "## Version History",
+    ):
+        assert section in doc
+    cfg = make_config(**DispatchConfig().to_kwargs())
+    assert cfg == DispatchConfig()
+    assert pickle.loads(pickle.dumps(cfg)) == cfg
+
+
+def test_unknown_argument_is_rejected_with_a_suggestion() -> None:
+    with pytest.raises(InvalidConfigError, match="did you mean 'window_jobs'"):
+        gym.make("hpcgym/Dispatch-v0", windows_jobs=10)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"window_jobs": 0}, "window_jobs"),
+        ({"window_jobs": 10**6}, "window_jobs"),
+        ({"window_size": 0}, "window_size"),
+        ({"split": "dev"}, "split"),
+        ({"split_fractions": (0.5, 0.5, 0.5)}, "split_fractions"),
+        ({"job_range": (10, 5)}, "job_range"),
+        ({"job_range": (0, 10**6)}, "job_range"),
+        ({"mode": "jobs"}, "mode"),
+        ({"backfill": "conservative"}, "backfill"),
+        ({"histogram_bins": 0}, "histogram_bins"),
+        ({"reward_scale": -1.0}, "reward_scale"),
+        ({"load_factor": 0.0}, "load_factor"),
+        ({"predictor": "real"}, "oracle"),
+        ({"render_mode": "human"}, "render_mode"),
+    ],
+)
+def test_invalid_values_name_the_parameter(kwargs: dict[str, Any], name: str) -> None:
+    with pytest.raises(InvalidConfigError, match=name):
+        DispatchEnv(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"reward": "nope"},
+        {"observations": ("jobs", "nope")},
+        {"predictor": "nope"},
+        {"policies": ("x",)},
+        {"mode": "policy", "policies": ("nope",)},
+    ],
+)
+def test_unknown_names_raise_unknown_name_error(kwargs: dict[str, Any]) -> None:
+    if kwargs.get("policies") == ("x",):
+        DispatchEnv(**kwargs)  # job mode does not build the dispatchers
+        return
+    with pytest.raises(UnknownNameError):
+        DispatchEnv(**kwargs)
+
+
+# ----------------------------------------------------------------------- determinism
+@pytest.mark.parametrize(("env_id", "kwargs"), VARIANTS, ids=VARIANT_IDS)
+def test_same_seed_gives_an_identical_rollout(env_id: str, kwargs: dict[str, Any]) -> None:
+    a = random_masked_rollout(make(env_id, **kwargs), seed=7)
+    b = random_masked_rollout(make(env_id, **kwargs), seed=7)
+    assert a[-1][2], "the episode did not end"
+    assert_same(a, b)
+
+
+def test_different_seeds_sample_different_windows() -> None:
+    env = make()
+    offsets = set()
+    for seed in range(5):
+        env.reset(seed=seed)
+        offsets.add(env.unwrapped.episode_offset)
+    assert len(offsets) > 1
+
+
+@pytest.mark.parametrize("env_id", list(hpcgym.ENV_IDS))
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_copies_behave_the_same(env_id: str, how: str) -> None:
+    env = make(env_id, warm_start=True)
+    rng = np.random.default_rng(0)
+    env.reset(seed=11)
+    for _ in range(15):
+        valid = np.flatnonzero(env.unwrapped.action_masks())
+        env.step(valid[rng.integers(len(valid))])
+    twin = pickle.loads(pickle.dumps(env)) if how == "pickle" else copy.deepcopy(env)
+    for _ in range(10_000):
+        valid = np.flatnonzero(env.unwrapped.action_masks())
+        np.testing.assert_array_equal(valid, np.flatnonzero(twin.unwrapped.action_masks()))
+        a = valid[rng.integers(len(valid))]
+        ra, rb = env.step(a), twin.step(a)
+        assert_same(ra, rb)
+        if ra[2]:
+            break
+    assert ra[2]
+    # and the next episodes too (the generator was copied)
+    assert_same(env.reset()[0], twin.reset()[0])
+
+
+# -------------------------------------------------------------------------- actions
+def test_masked_random_policy_never_makes_an_invalid_action() -> None:
+    for env_id in hpcgym.ENV_IDS:
+        for _, _, _, info in random_masked_rollout(make(env_id), seed=1):
+            assert not info["invalid_action"]
+
+
+def test_masked_slots_are_exactly_the_shown_jobs_that_fit() -> None:
+    env = make(window_size=8, window_jobs=120)
+    rng = np.random.default_rng(2)
+    env.reset(seed=2)
+    u = env.unwrapped
+    for _ in range(300):
+        mask = u.action_masks()
+        view = u.view
+        q = view.queue[:8]
+        expect = np.zeros(9, bool)
+        expect[: len(q)] = view.procs[q] <= view.free_procs
+        expect[8] = u.sim.has_future_event()
+        np.testing.assert_array_equal(mask, expect)
+        valid = np.flatnonzero(mask)
+        if env.step(valid[rng.integers(len(valid))])[2]:
+            break
+
+
+@pytest.mark.parametrize(
+    "action", [-1, 10**9, 13, None, "x", 1.5, np.array([1, 2]), np.array([[3]], np.float32)]
+)
+def test_invalid_actions_never_raise_and_are_flagged(action: Any) -> None:
+    env = make()
+    env.reset(seed=0)
+    before = env.unwrapped.decision_count
+    _, _reward, _, _, info = env.step(action)
+    assert info["invalid_action"]
+    assert info["reward_terms"]["invalid"] == 1.0
+    assert env.unwrapped.decision_count == before + 1 or env.unwrapped.sim.done  # fallback: advanced
+
+
+def test_a_job_that_does_not_fit_is_invalid_without_backfill_and_reserved_with_it() -> None:
+    for env_id, invalid in (("hpcgym/Dispatch-v0", True), ("hpcgym/DispatchBackfill-v0", False)):
+        env = make(env_id, window_jobs=200, invalid_penalty=0.5, reward="bsld-sparse")
+        env.reset(seed=0)
+        u = env.unwrapped
+        for _ in range(2000):  # find a decision point with a waiting job that does not fit
+            view = u.view
+            q = view.queue[: u.window_size]
+            big = np.flatnonzero(view.procs[q] > view.free_procs)
+            if len(big):
+                break
+            env.step(np.flatnonzero(u.action_masks())[0])
+        job = int(q[big[0]])
+        _, reward, _, _, info = env.step(big[0])
+        assert info["invalid_action"] is invalid
+        assert reward == (-0.5 if invalid else 0.0)
+        if not invalid:  # it was started as soon as it fitted, maybe after others were backfilled
+            assert not np.isnan(u.view.start[job])
+
+
+def test_policy_mode_out_of_range_falls_back_to_the_first_dispatcher() -> None:
+    env = make("hpcgym/DispatchPolicy-v0", policies=("fcfs", "easy"))
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(5)
+    assert info["invalid_action"]
+
+
+def test_stepping_a_finished_episode_does_not_raise() -> None:
+    env = make()
+    last = random_masked_rollout(env, seed=0)[-1]
+    assert last[2]
+    _obs, reward, terminated, _, info = env.step(0)
+    assert terminated and info["invalid_action"] and reward == 0.0
+
+
+# -------------------------------------------------------------------------- rewards
+@pytest.mark.parametrize("env_id", list(hpcgym.ENV_IDS))
+@pytest.mark.parametrize("warm_start", [False, True])
+def test_dense_bsld_costs_sum_to_the_total_bounded_slowdown(env_id: str, warm_start: bool) -> None:
+    env = make(env_id, window_jobs=80, warm_start=warm_start)
+    steps = random_masked_rollout(env, seed=4)
+    u = env.unwrapped
+    s = u.schedule()
+    total = float(bounded_slowdown(s.wait, s.runtime).sum())
+    costs = sum(info["reward_terms"]["bsld"] for *_, info in steps[1:])
+    assert costs == pytest.approx(total, rel=1e-9)
+    final = steps[-1][3]["metrics"]
+    assert final == compute_metrics(s, include_all=True) or final.keys() == compute_metrics(s).keys()
+    assert sum(r for _, r, _, _ in steps) == pytest.approx(-final["mean_bsld"], rel=1e-9)
+    for key in ("mean_wait_s", "mean_bsld", "utilization"):
+        assert key in final
+
+
+def test_sparse_and_wait_rewards_agree_with_the_metrics() -> None:
+    kwargs = {"window_jobs": 60, "window_size": 64}
+    dense = random_masked_rollout(make(**kwargs), seed=5)
+    sparse = random_masked_rollout(make(reward="bsld-sparse", **kwargs), seed=5)
+    wait = random_masked_rollout(make(reward="wait", reward_scale=1.0, **kwargs), seed=5)
+    final = sparse[-1][3]["metrics"]
+    assert all(r == 0.0 for _, r, _, _ in sparse[:-1])
+    assert sparse[-1][1] == pytest.approx(-final["mean_bsld"])
+    assert sum(r for _, r, _, _ in dense) == pytest.approx(sparse[-1][1], rel=1e-9)
+    assert sum(r for _, r, _, _ in wait) == pytest.approx(-final["mean_wait_s"] * 60 / 3600, rel=1e-9)
+
+
+def test_steady_state_metrics_on_request() -> None:
+    env = make(window_jobs=300, include_all=False)
+    final = random_masked_rollout(env, seed=0)[-1][3]["metrics"]
+    assert final == compute_metrics(env.unwrapped.schedule())
+    assert final["jobs_measured"] < 300
+
+
+# --------------------------------------------------------------------- observations
+def test_real_run_times_never_reach_the_observation(make_workload: Any) -> None:
+    jobs = [(10.0 * i, 100.0 + 37 * (i % 5), 1 + i % 3, 1000.0, i % 2) for i in range(30)]
+    other = [(s, r * 3 + 5, p, e, u) for s, r, p, e, u in jobs]
+    for oracle in (False, True):
+        envs = [
+            DispatchEnv(
+                trace=make_workload(j, 4), window_jobs=None, split="all", window_size=8, oracle=oracle
+            )
+            for j in (jobs, other)
+        ]
+        obs = [e.reset(seed=0)[0] for e in envs]
+        same = True
+        while all(e.sim.n_done == 0 for e in envs):  # nothing has ended: nothing reveals a run time
+            same &= all(np.array_equal(obs[0][k], obs[1][k]) for k in obs[0])
+            a = int(np.flatnonzero(envs[0].action_masks())[0])
+            obs = [e.step(a)[0] for e in envs]
+        assert same is not oracle
+
+
+def test_observation_values_match_the_view() -> None:
+    env = make(window_jobs=150, window_size=16)
+    rng = np.random.default_rng(9)
+    obs, _ = env.reset(seed=9)
+    u = env.unwrapped
+    for _ in range(60):
+        view = u.view
+        q = view.queue
+        jobs = obs["jobs"]
+        n = min(16, len(q))
+        assert jobs[:n, 0].all() and not jobs[n:].any()
+        np.testing.assert_allclose(jobs[:n, 2], view.procs[q[:n]] / 128, rtol=1e-6)
+        np.testing.assert_array_equal(jobs[:n, 5], view.procs[q[:n]] <= view.free_procs)
+        hist = obs["histograms"]
+        if len(q):
+            np.testing.assert_allclose(hist[:3].sum(axis=1), 1.0, rtol=1e-5)
+        if len(view.running):
+            np.testing.assert_allclose(hist[3:].sum(axis=1), 1.0, rtol=1e-5)
+        assert obs["system"][0] == pytest.approx(view.free_procs / 128)
+        valid = np.flatnonzero(u.action_masks())
+        obs, _, done, _, _ = env.step(valid[rng.integers(len(valid))])
+        if done:
+            break
+
+
+def test_flatten_wrapper_keeps_masks_and_values() -> None:
+    env = FlattenDispatchObservation(make())
+    obs, _ = env.reset(seed=0)
+    raw = env.unwrapped._observe()
+    np.testing.assert_array_equal(obs, np.concatenate([raw[k].ravel() for k in sorted(raw)]))
+    np.testing.assert_array_equal(env.action_masks(), env.unwrapped.action_masks())
+    assert env.observation_space.contains(obs)
+
+
+def test_render_ansi() -> None:
+    env = make(render_mode="ansi")
+    env.reset(seed=0)
+    assert "queue=" in env.render()
+
+
+# ------------------------------------------------------------------- episodes
+def test_splits_are_chronological_and_windows_stay_inside_them() -> None:
+    ranges = {}
+    for split in ("train", "validation", "test"):
+        env = make(split=split)
+        u = env.unwrapped
+        lo, hi = u.job_range
+        ranges[split] = (lo, hi)
+        for seed in range(20):
+            env.reset(seed=seed)
+            assert lo <= u.episode_offset and u.episode_offset + u.window_jobs <= hi
+        assert u.window_offsets(3)[0] == lo and u.window_offsets(3)[-1] == hi - u.window_jobs
+    assert ranges["train"][0] == 0 and ranges["train"][1] == ranges["validation"][0]
+    assert ranges["validation"][1] == ranges["test"][0] and ranges["test"][1] == 8943
+    assert make(job_range=(100, 200), window_jobs=100).unwrapped.window_offsets(5) == [100]
+
+
+def test_explicit_window_and_whole_range_episode() -> None:
+    env = make(window_jobs=None, job_range=(500, 560), window_size=None)
+    env.reset(options={"offset": 500})
+    u = env.unwrapped
+    assert len(u.workload) == 60 and u.window_size == 60
+    np.testing.assert_array_equal(u.workload.job_id, u.trace.job_id[500:560])
+    with pytest.raises(InvalidConfigError, match="offset"):
+        env.reset(options={"offset": 10**6})
+
+
+def test_warm_start_begins_with_the_replay_state() -> None:
+    from hpcgym.baselines import make_policy, preset_predictor
+    from hpcgym.sim import Simulator
+
+    env = make(window_jobs=100, warm_start=True, warm_policy="easy", split="all")
+    trace = env.unwrapped.trace
+    full = Simulator(trace, predictor=preset_predictor("easy")).run(make_policy("easy"))
+    for offset in (0, 3000, 7000):
+        env.reset(options={"offset": offset})
+        u = env.unwrapped
+        t0 = trace.submit[offset]
+        n_ctx = len(u.workload) - 100
+        ctx_ids = u.workload.job_id[:n_ctx]
+        before = np.arange(offset)
+        expect_running = before[(full.start[:offset] < t0) & (full.end[:offset] >= t0)]
+        expect_waiting = before[full.start[:offset] >= t0]
+        np.testing.assert_array_equal(
+            np.sort(ctx_ids), np.sort(trace.job_id[np.r_[expect_running, expect_waiting]])
+        )
+        started = u.sim.start_time[:n_ctx]
+        ran = ~np.isnan(started) & (started < t0)
+        np.testing.assert_array_equal(
+            np.sort(u.workload.job_id[:n_ctx][ran]), np.sort(trace.job_id[expect_running])
+        )
+        assert len(u.schedule().start) == 100
+
+
+# ------------------------------------------------------------------- vector envs
+def test_make_vec_sync_and_async() -> None:
+    for mode in ("sync", "async"):
+        venv = gym.make_vec("hpcgym/Dispatch-v0", num_envs=2, vectorization_mode=mode, **SMALL)
+        obs, info = venv.reset(seed=[1, 2])
+        assert obs["jobs"].shape == (2, 12, len(JOB_FEATURES))
+        for _ in range(30):
+            actions = np.array([np.flatnonzero(m)[0] for m in info["action_mask"]])
+            obs, reward, _terminated, _truncated, info = venv.step(actions)
+            assert reward.shape == (2,)
+        venv.close()
+
+
+def test_sync_and_async_vector_envs_of_wrapped_envs_agree() -> None:
+    fns = [lambda: FlattenDispatchObservation(make()) for _ in range(2)]
+    outs = []
+    for cls in (gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv):
+        venv = cls(fns)
+        obs, info = venv.reset(seed=3)
+        trace = [obs]
+        for _ in range(25):
+            obs, reward, *_, info = venv.step(np.array([np.flatnonzero(m)[-1] for m in info["action_mask"]]))
+            trace += [obs, reward]
+        venv.close()
+        outs.append(trace)
+    assert_same(outs[0], outs[1])
