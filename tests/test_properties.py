@@ -132,12 +132,13 @@ def test_policy_specific_invariants(workload_strategy, policy, predictor, data, 
             assert w.procs_req[waiting[0]] > free, f"t={t:g}: the oldest waiting job fits but waits"
 
 
+@pytest.mark.parametrize("extra", ["classic", "all"])
 @pytest.mark.parametrize("sjbf", [False, True], ids=["easy", "easy-sjbf"])
-@settings(max_examples=150)
+@settings(max_examples=100)
 @given(data=st.data(), kill=st.booleans())
-def test_easy_with_real_runtimes_keeps_every_reservation(workload_strategy, sjbf, data, kill):
+def test_easy_with_real_runtimes_keeps_every_reservation(workload_strategy, sjbf, extra, data, kill):
     w = data.draw(workload_strategy())
-    easy = EasyBackfilling(sjbf=sjbf, record_reservations=True)
+    easy = EasyBackfilling(sjbf=sjbf, extra=extra, record_reservations=True)
     s = Simulator(w, predictor=Oracle(), kill_at_estimate=kill).run(easy)
     check_schedule(w, s, kill)
     reserved = s.extras["first_reservation"]
