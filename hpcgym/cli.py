@@ -219,6 +219,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args))
-    except (HpcGymError, FileNotFoundError) as err:
+    except (HpcGymError, OSError) as err:  # bad input, missing or unreadable files
         print(f"hpcgym: error: {err}", file=sys.stderr)
         return 2

@@ -132,6 +132,14 @@ def test_bad_arguments_exit_2_with_a_message(capsys, args, message):
     assert message in capsys.readouterr().err
 
 
+def test_unreadable_paths_exit_2_with_a_message(capsys, tmp_path):
+    assert main(["simulate", "--trace", str(tmp_path)]) == 2  # a directory
+    assert "Is a directory" in capsys.readouterr().err
+    out = tmp_path / "no" / "such" / "dir" / "s.csv"
+    assert main(["simulate", "--jobs", "50", "--no-progress", "--schedule-out", str(out)]) == 2
+    assert "No such file" in capsys.readouterr().err
+
+
 def test_policies_lists_every_preset(capsys):
     assert main(["policies"]) == 0
     out = capsys.readouterr().out
