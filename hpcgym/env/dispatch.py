@@ -227,6 +227,8 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             self.action_space = spaces.Discrete(len(self._dispatchers))
         self._reward = make_reward(cfg.scoring.reward)
         self._res = np.zeros(3)
+        # backfill="easy" applies the rule of the "easy" preset (its count of extra processors)
+        self._extra_all = getattr(make_policy("easy"), "extra", "classic") != "classic"
         self._replay: tuple[np.ndarray, np.ndarray] | None = None
         self.sim: Simulator | None = None
         self._mask = np.zeros(self.action_space.n, dtype=bool)
@@ -446,6 +448,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                 False,
                 False,
                 res,
+                self._extra_all,
             )
             if len(jobs):
                 sim.start(jobs)

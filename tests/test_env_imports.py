@@ -1,0 +1,32 @@
+"""Layering: the engine loads no gymnasium, torch or ortools; the env loads no torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def loaded_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print(' '.join(sorted(m.split('.')[0] for m in sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    return set(out.split())
+
+
+@pytest.mark.parametrize("module", ["hpcgym", "hpcgym.sim", "hpcgym.baselines", "hpcgym.metrics"])
+def test_engine_imports_no_gymnasium_torch_or_ortools(module: str) -> None:
+    assert not loaded_after(f"import {module}") & {"gymnasium", "torch", "ortools", "stable_baselines3"}
+
+
+def test_env_imports_no_torch_and_registers_on_gymnasium_import() -> None:
+    mods = loaded_after(
+        "import hpcgym, gymnasium; assert 'hpcgym/Dispatch-v0' in gymnasium.registry; "
+        "import hpcgym.env; gymnasium.make('hpcgym/DispatchPolicy-v0').reset(seed=0)"
+    )
+    assert "gymnasium" in mods and "torch" not in mods and "stable_baselines3" not in mods
+
+
+def test_registration_when_gymnasium_was_imported_first() -> None:
+    loaded_after("import gymnasium, hpcgym; gymnasium.make('hpcgym/Dispatch-v0')")
+    loaded_after("import gymnasium; gymnasium.make('hpcgym:hpcgym/DispatchBackfill-v0')")
