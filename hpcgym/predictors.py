@@ -309,7 +309,7 @@ class Corrected(_Wrapper):
 
     The engine calls :meth:`on_expire` at the predicted end and, if the job is still
     running, asks again at the new one. The job is not killed: kills only ever use the
-    estimate. ``corrections[job]`` counts a job's corrections (004 Table 2's overhead).
+    estimate. ``corrections`` counts every job's corrections (004 Table 2's overhead).
 
     Args:
         inner: the predictor whose predictions are corrected; it shares this one's
@@ -321,7 +321,7 @@ class Corrected(_Wrapper):
     def __init__(self, inner: Predictor) -> None:
         super().__init__(inner)
         self.name = f"{inner.name}+pcor"
-        self.corrections: np.ndarray = np.zeros(0, dtype=np.int32)
+        self._count: dict[int, int] = {}
 
     def reset(self, workload: Any) -> None:
         inner = self.inner
@@ -331,8 +331,9 @@ class Corrected(_Wrapper):
         self.prediction = inner.prediction
         self.changes = inner.changes
         self.revised = inner.revised
-        self._beyond: dict[int, int] = {}
-        self.corrections = np.zeros(len(self.prediction), dtype=np.int32)
+        self._beyond: dict[int, int] = {}  # corrections beyond the estimate, per job
+        self._count = {}  # all corrections, per job
+        self._est: list[float] = self.estimate.tolist()
         # the engine calls these at every event: hand it the inner methods directly
         self.on_submit = inner.on_submit  # type: ignore[method-assign]
         self.on_start = inner.on_start  # type: ignore[method-assign]
@@ -347,15 +348,25 @@ class Corrected(_Wrapper):
     def on_end(self, job: int, now: float, runtime: float) -> None:
         self.inner.on_end(job, now, runtime)
 
+    @property
+    def corrections(self) -> np.ndarray:
+        """Number of corrections of every job so far."""
+        out = np.zeros(len(self.prediction), dtype=np.int64)
+        if self._count:
+            jobs = np.fromiter(self._count.keys(), dtype=np.int64, count=len(self._count))
+            out[jobs] = np.fromiter(self._count.values(), dtype=np.int64, count=len(self._count))
+        return out
+
     def on_expire(self, job: int, now: float, elapsed: float) -> float:
-        self.corrections[job] += 1
-        old = float(self.prediction[job])
-        est = float(self.estimate[job])
+        count = self._count
+        count[job] = count.get(job, 0) + 1
+        old = self.prediction[job]
+        est = self._est[job]
         if old < est:
             return est
         i = self._beyond.get(job, 0) + 1
         self._beyond[job] = i
-        return old + (MINUTE if i == 1 else 15.0 * MINUTE * 2.0 ** (i - 2))
+        return float(old) + (MINUTE if i == 1 else 15.0 * MINUTE * 2.0 ** (i - 2))
 
     def __repr__(self) -> str:
         return f"Corrected({self.inner!r})"

@@ -442,7 +442,7 @@ class Simulator:
                     self.n_done += 1
                     ended = True
                     predictor.on_end(j, t, t - self.start_time[j])
-                elif state[j] == 2 and self._alarm.get(j) == t:
+                elif self._alarm.get(j) == t:  # the live alarm (it precedes the job's end)
                     del self._alarm[j]
                     self._correct(j, float(self.start_time[j]))
             if ended:
@@ -496,7 +496,12 @@ class Simulator:
         new = float(predictor.on_expire(j, self.now, self.now - start))
         if new > old:  # a correction that does not grow would loop forever
             predictor.revise(j, self.now, new)  # queues j in predictor.revised
-            self._rearm()
+            revised = predictor.revised
+            if len(revised) == 1 and j in revised:  # the usual case: only this job
+                revised.clear()
+                self._arm(j, start)
+            else:
+                self._rearm()
 
     def _rearm(self) -> None:
         """Re-arm the alarms of running jobs whose prediction the predictor revised."""
@@ -561,8 +566,15 @@ class Simulator:
             predictor.on_start(j, now)
             if predictor.revised:
                 self._rearm()
-            if predictor.corrects:
-                self._arm(j, now)
+            if predictor.corrects:  # the expiry alarm, if the job will outlive its prediction
+                alarm = now + float(predictor.prediction[j])
+                if alarm < end:
+                    if alarm > now:
+                        self._alarm[j] = alarm
+                        heapq.heappush(self._events, (alarm, _EXPIRE, self._seq, j))
+                        self._seq += 1
+                    else:
+                        self._arm(j, now)
         if started:
             self._qver += 1
             self._rver += 1
