@@ -20,7 +20,9 @@ Handler = Callable[[argparse.Namespace], int]
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Handler, str]] = {}
 
 
-def command(name: str, help: str) -> Callable[[Callable[[argparse.ArgumentParser], None]], Callable[[Handler], Handler]]:
+def command(
+    name: str, help: str
+) -> Callable[[Callable[[argparse.ArgumentParser], None]], Callable[[Handler], Handler]]:
     """Register a subcommand: ``@command(name, help)(configure)(handler)``."""
 
     def with_configure(configure: Callable[[argparse.ArgumentParser], None]) -> Callable[[Handler], Handler]:
@@ -35,11 +37,18 @@ def command(name: str, help: str) -> Callable[[Callable[[argparse.ArgumentParser
 
 def add_trace_arguments(p: argparse.ArgumentParser) -> None:
     """``--trace --procs --jobs --offset --load``, shared by every command that reads a trace."""
-    p.add_argument("--trace", type=Path, default=None, help="SWF file, plain or .gz (default: the bundled slice of SDSC-SP2)")
+    p.add_argument(
+        "--trace",
+        type=Path,
+        default=None,
+        help="SWF file, plain or .gz (default: the bundled slice of SDSC-SP2)",
+    )
     p.add_argument("--procs", type=int, default=None, help="machine size (default: the header's MaxProcs)")
     p.add_argument("--jobs", type=int, default=None, help="simulate only this many jobs")
     p.add_argument("--offset", type=int, default=0, help="skip this many jobs first")
-    p.add_argument("--load", type=float, default=1.0, help="multiply the offered load (inter-arrival times / F)")
+    p.add_argument(
+        "--load", type=float, default=1.0, help="multiply the offered load (inter-arrival times / F)"
+    )
 
 
 def load_trace(args: argparse.Namespace) -> Any:
@@ -72,11 +81,17 @@ def json_ready(value: Any) -> Any:
 def _configure_simulate(p: argparse.ArgumentParser) -> None:
     add_trace_arguments(p)
     p.add_argument("--policy", default="easy", help="dispatcher preset (see `hpcgym policies`)")
-    p.add_argument("--predictor", default=None, help="runtime predictor (default: the preset's; see `hpcgym predictors`)")
+    p.add_argument(
+        "--predictor", default=None, help="runtime predictor (default: the preset's; see `hpcgym predictors`)"
+    )
     p.add_argument("--kill-at-estimate", action="store_true", help="end jobs that reach their estimate")
-    p.add_argument("--include-all", action="store_true", help="average over every job (no warm-up/cool-down exclusion)")
+    p.add_argument(
+        "--include-all", action="store_true", help="average over every job (no warm-up/cool-down exclusion)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    p.add_argument("--schedule-out", type=Path, default=None, help="write every job's schedule (.csv, or .swf/.swf.gz)")
+    p.add_argument(
+        "--schedule-out", type=Path, default=None, help="write every job's schedule (.csv, or .swf/.swf.gz)"
+    )
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument(
         "--via-env",
@@ -119,8 +134,17 @@ def write_schedule(path: Path, schedule: Any) -> None:
     if path.name.endswith((".swf", ".swf.gz")):
         write_swf(path, w, start=schedule.start)
         return
-    table = np.column_stack([w.job_id, w.submit, schedule.start, schedule.end, w.procs_req, w.estimate, schedule.wait])
-    np.savetxt(path, table, fmt="%.17g", delimiter=",", header="job_id,submit,start,end,procs,estimate,wait", comments="")
+    table = np.column_stack(
+        [w.job_id, w.submit, schedule.start, schedule.end, w.procs_req, w.estimate, schedule.wait]
+    )
+    np.savetxt(
+        path,
+        table,
+        fmt="%.17g",
+        delimiter=",",
+        header="job_id,submit,start,end,procs,estimate,wait",
+        comments="",
+    )
 
 
 def _configure_none(p: argparse.ArgumentParser) -> None:
@@ -132,12 +156,21 @@ def _policies(args: argparse.Namespace) -> int:
 
     specs = policy_specs()
     if args.json:
-        print(json.dumps({n: {"predictor": s.predictor, "description": s.description, **s.combines} for n, s in specs.items()}))
+        print(
+            json.dumps(
+                {
+                    n: {"predictor": s.predictor, "description": s.description, **s.combines}
+                    for n, s in specs.items()
+                }
+            )
+        )
         return 0
     width = max(map(len, specs))
     for name, spec in specs.items():
         print(f"{name.ljust(width)}  {spec.description}")
-        parts = [f"predictor={spec.predictor}"] + [f"{k}={v}" for k, v in spec.combines.items() if k != "predictor"]
+        parts = [f"predictor={spec.predictor}"] + [
+            f"{k}={v}" for k, v in spec.combines.items() if k != "predictor"
+        ]
         print(f"{''.ljust(width)}    {', '.join(parts)}")
     return 0
 
@@ -177,8 +210,10 @@ def _demo(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(json_ready(rows), default=float, allow_nan=False))
         return 0
-    print(f"\n{w.name}: {len(w)} jobs on {w.procs} processors "
-          "(averages leave out warm-up and cool-down; W = user estimate, R = real run time)\n")
+    print(
+        f"\n{w.name}: {len(w)} jobs on {w.procs} processors "
+        "(averages leave out warm-up and cool-down; W = user estimate, R = real run time)\n"
+    )
     print(format_table(rows, SUMMARY_COLUMNS))
     return 0
 
@@ -192,7 +227,9 @@ command("demo", "FCFS, SJF and EASY with W and R on the bundled trace, one table
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every registered subcommand."""
     _load_plugins()
-    parser = argparse.ArgumentParser(prog="hpcgym", description="HPC job-dispatch simulator, baselines and Gymnasium environment")
+    parser = argparse.ArgumentParser(
+        prog="hpcgym", description="HPC job-dispatch simulator, baselines and Gymnasium environment"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (configure, handler, help) in COMMANDS.items():
         p = sub.add_parser(name, help=help, description=help)
