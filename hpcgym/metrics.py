@@ -10,7 +10,7 @@ Definitions (design card):
   (``include_all=True`` keeps every job);
 * utilization = busy processor-seconds / (processors x makespan), makespan = last end -
   first submit;
-* queue length: number of waiting jobs over time, time-weighted;
+* queue length: number of waiting jobs over time, time-weighted over the makespan;
 * job classes (Galleguillos et al.): short < 1 h, medium 1-12 h, long > 12 h.
 
 Here ``runtime`` is the time a job actually ran (``end - start``).
@@ -61,8 +61,15 @@ def steady_state_mask(submit: np.ndarray, end: np.ndarray, warmup_fraction: floa
     return keep
 
 
-def queue_length_distribution(submit: np.ndarray, start: np.ndarray) -> dict[str, float]:
-    """Time-weighted statistics of the number of waiting jobs (mean, median, p95, max)."""
+def queue_length_distribution(
+    submit: np.ndarray, start: np.ndarray, until: float | None = None
+) -> dict[str, float]:
+    """Time-weighted statistics of the number of waiting jobs (mean, median, p95, max).
+
+    The window runs from the first submit to ``until`` (``compute_metrics`` passes the
+    last end, so it matches the makespan that utilization uses; by default the last
+    start, after which the queue is empty).
+    """
     if len(submit) == 0:
         return {"mean": 0.0, "median": 0.0, "p95": 0.0, "max": 0.0}
     times = np.concatenate([submit, start])
@@ -70,7 +77,8 @@ def queue_length_distribution(submit: np.ndarray, start: np.ndarray) -> dict[str
     order = np.lexsort((delta, times))  # at one instant, starts (-1) before arrivals
     times, delta = times[order], delta[order]
     length = np.cumsum(delta)
-    dt = np.diff(times, append=times[-1])
+    last = times[-1] if until is None else max(float(until), float(times[-1]))
+    dt = np.diff(times, append=last)
     total = dt.sum()
     if total <= 0:
         return {"mean": 0.0, "median": 0.0, "p95": 0.0, "max": float(length.max())}
@@ -137,7 +145,7 @@ def compute_metrics(
     busy = float((runtime * w.procs_req).sum())
     out["utilization"] = busy / (w.procs * makespan) if makespan > 0 else 0.0
     out["makespan_s"] = makespan
-    out["queue_length"] = queue_length_distribution(submit, start)
+    out["queue_length"] = queue_length_distribution(submit, start, until=float(end.max()))
     lo, hi = class_edges
     classes = {
         "short": runtime < lo,

@@ -410,7 +410,9 @@ def read_swf(
     size = np.where(data[:, 7] > 0, data[:, 7], data[:, 4]).astype(np.int64)
     runtime = data[:, 3]
     if procs is None:
-        procs = int(size.max()) if n and size.max() > 0 else 1
+        runs = runtime >= 0  # cancelled jobs are dropped anyway: they do not size the machine
+        largest = int(size[runs].max()) if runs.any() else 0
+        procs = largest if largest > 0 else 1
         procs_source = "largest job"
     if procs <= 0:
         raise InvalidConfigError(f"procs must be positive, got {procs}")

@@ -68,12 +68,18 @@ def test_utilization_and_makespan(three_jobs):
 
 
 def test_queue_length_is_time_weighted(three_jobs):
-    # waiting: [0,10) 0 jobs, [10,20) 1, [20,50) 2, [50,100) 1; job 0 starts on arrival
+    # waiting: [0,10) 0 jobs, [10,20) 1, [20,50) 2, [50,100) 1, then 0 until the last
+    # end at 3700: the window is the makespan, as for utilization
     q = compute_metrics(three_jobs, include_all=True)["queue_length"]
-    assert q["mean"] == pytest.approx((0 * 10 + 1 * 10 + 2 * 30 + 1 * 50) / 100)
-    assert q["median"] == 1  # 0 for 10 %, 1 for 60 %, 2 for 30 % of the time
-    assert q["p95"] == 2
+    assert q["mean"] == pytest.approx((0 * 10 + 1 * 10 + 2 * 30 + 1 * 50) / 3700)
+    assert q["median"] == 0 and q["p95"] == 0  # empty 3610 s of 3700
     assert q["max"] == 2
+    # up to the last start only: 0 for 10 %, 1 for 60 %, 2 for 30 % of the time
+    w, s = three_jobs.workload, three_jobs
+    q = queue_length_distribution(w.submit, s.start)
+    assert q["mean"] == pytest.approx((0 * 10 + 1 * 10 + 2 * 30 + 1 * 50) / 100)
+    assert q["median"] == 1
+    assert q["p95"] == 2
 
 
 def test_queue_length_ignores_instantaneous_states():
