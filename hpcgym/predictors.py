@@ -187,21 +187,22 @@ class LastKUserAverage(Predictor):
         self._est: list[float] = self.estimate.tolist()
         self._runs: dict[int, deque[float]] = {}
         self._ests: dict[int, deque[float]] = {}
+        self._plain = self.window == "all" and not self.full
 
     def on_submit(self, job: int, now: float) -> None:
         runs = self._runs.get(self._user[job])
         if not runs:
             return  # no history: the estimate (set by reset) stays
-        n = len(runs)
-        if self.full and n < self.k:
-            return
-        est = self._est[job]
-        if self.window == "immediate":
-            for e in self._ests[self._user[job]]:
-                if e != est:
-                    return
-        p = sum(runs) / n
-        if p < est:
+        if not self._plain:
+            if self.full and len(runs) < self.k:
+                return
+            if self.window == "immediate":
+                est = self._est[job]
+                for e in self._ests[self._user[job]]:
+                    if e != est:
+                        return
+        p = sum(runs) / len(runs)
+        if p < self._est[job]:
             self.prediction[job] = p
 
     def on_end(self, job: int, now: float, runtime: float) -> None:
@@ -211,7 +212,8 @@ class LastKUserAverage(Predictor):
             runs = self._runs[u] = deque(maxlen=self.k)
             self._ests[u] = deque(maxlen=self.k)
         runs.append(runtime)
-        self._ests[u].append(self._est[job])
+        if not self._plain:
+            self._ests[u].append(self._est[job])
 
     def __repr__(self) -> str:
         return f"LastKUserAverage(k={self.k}, window={self.window!r}, full={self.full})"

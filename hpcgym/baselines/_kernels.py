@@ -117,8 +117,9 @@ def easy_kernel(
     if free == 0:
         return out[:n]
     rest = order[i + 1 :]
-    if sjbf:
-        rest = _order(rest, prediction, False)
+    if sjbf:  # sort only the candidates that fit now: the others cannot start in this pass
+        fit = rest[procs[rest] <= free]
+        rest = _order(fit, prediction, False)
     for j in rest:
         p = procs[j]
         if p > free:
