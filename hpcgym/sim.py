@@ -113,6 +113,16 @@ class SystemView:
         return self._sim.cluster.free_procs  # type: ignore[attr-defined, no-any-return]
 
     @property
+    def ended(self) -> Sequence[int]:
+        """Jobs that have ended, in termination order (a live list: do not modify)."""
+        return self._sim._ended
+
+    def end(self, jobs: np.ndarray) -> np.ndarray:
+        """End times of ``jobs``; NaN for a job that has not ended (no look into the future)."""
+        sim = self._sim
+        return np.where(sim._state[jobs] == 3, sim.end_time[jobs], np.nan)
+
+    @property
     def cluster(self) -> Cluster:
         """The cluster (use ``fits`` and ``free``; do not allocate)."""
         return self._sim.cluster
@@ -267,6 +277,7 @@ class Simulator:
         self._req_heap: list[int] = []  # ... and a lazy min-heap over it
         self._state = np.zeros(n, dtype=np.int8)  # 0 future, 1 waiting, 2 running, 3 done
         self.n_done = 0
+        self._ended: list[int] = []  # jobs in termination order
         self.decisions = 0
         self._fast_fit = isinstance(self.cluster, ProcessorCluster)
         self.view = SystemView(self)
@@ -439,6 +450,7 @@ class Simulator:
                     del running[j]
                     cluster.release(j)
                     state[j] = 3
+                    self._ended.append(j)
                     self.n_done += 1
                     ended = True
                     predictor.on_end(j, t, t - self.start_time[j])

@@ -367,7 +367,7 @@ def test_observation_values_match_the_view() -> None:
     rng = np.random.default_rng(9)
     obs, _ = env.reset(seed=9)
     u = env.unwrapped
-    for _ in range(60):
+    for _ in range(150):
         view = u.view
         q = view.queue
         jobs = obs["jobs"]
@@ -375,6 +375,19 @@ def test_observation_values_match_the_view() -> None:
         assert jobs[:n, 0].all() and not jobs[n:].any()
         np.testing.assert_allclose(jobs[:n, 2], view.procs[q[:n]] / 128, rtol=1e-6)
         np.testing.assert_array_equal(jobs[:n, 5], view.procs[q[:n]] <= view.free_procs)
+        for row, j in zip(jobs[:n], q[:n], strict=True):  # the user's last two jobs to end
+            user = u.workload.user[j]
+            mine = [e for e in view.ended if u.workload.user[e] == user][-2:]
+            if not mine:
+                assert row[9] == row[10] == 0.0
+                continue
+            mine = np.array(mine)
+            runtime = view.end(mine) - view.start[mine]
+            est = view.estimate[mine]
+            acc = np.minimum(runtime, est) / np.maximum(np.maximum(runtime, est), 1e-300)
+            acc[runtime == est] = 1.0
+            assert row[9] == pytest.approx(np.log1p(runtime.mean()) / np.log1p(7 * 86400), rel=1e-5)
+            assert row[10] == pytest.approx(acc.mean(), rel=1e-5)
         hist = obs["histograms"]
         if len(q):
             np.testing.assert_allclose(hist[:3].sum(axis=1), 1.0, rtol=1e-5)

@@ -47,12 +47,16 @@ def job_window(
     u_wait: np.ndarray,
     u_wait_procs: np.ndarray,
     u_run_procs: np.ndarray,
+    u_recent_runtime: np.ndarray,
+    u_recent_accuracy: np.ndarray,
 ) -> None:
     """Features of the first ``len(out)`` queued jobs (rows past the queue stay 0).
 
     Columns: present, wait, procs, estimate, prediction, fits now, the user's share of
-    the waiting jobs, of the waiting processors, the user's running processors, and
-    (``oracle``) the real run time. ``u_*`` are zeroed scratch arrays, one per user.
+    the waiting jobs, of the waiting processors, the user's running processors, the
+    user's recent run time and estimate accuracy, and (``oracle``) the real run time.
+    ``u_wait*`` and ``u_run_procs`` are zeroed scratch arrays, one entry per user;
+    ``u_recent_*`` are the user's history, one entry per user.
     """
     k = out.shape[0]
     nq = len(queue)
@@ -79,8 +83,10 @@ def job_window(
         row[6] = u_wait[u] / nq
         row[7] = u_wait_procs[u] / total_wait_procs
         row[8] = u_run_procs[u] * inv_m
+        row[9] = _tnorm(u_recent_runtime[u], inv_log_t)
+        row[10] = u_recent_accuracy[u]
         if oracle:
-            row[9] = _tnorm(runtime[j], inv_log_t)
+            row[11] = _tnorm(runtime[j], inv_log_t)
     for j in queue:
         u = user[j]
         u_wait[u] = 0

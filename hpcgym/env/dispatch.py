@@ -111,14 +111,15 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     | key            | shape  | content                                            |
     |----------------|--------|----------------------------------------------------|
-    | ``jobs``       | (K, 9) | one row per shown job (``JOB_FEATURES``)           |
+    | ``jobs``       | (K, 11)| one row per shown job (``JOB_FEATURES``)           |
     | ``histograms`` | (6, B) | the six distributions of Hariharan et al. Table I  |
     | ``system``     | (10,)  | free resources and summaries (``SYSTEM_FEATURES``) |
 
     ``jobs`` columns: present, wait so far, requested processors / machine, estimate,
     prediction, fits now, the user's share of the waiting jobs and of the waiting
-    processors, the user's running processors / machine; with ``oracle`` a tenth: the
-    real run time. ``histograms`` rows: the waiting jobs' request sizes, durations
+    processors, the user's running processors / machine, the user's history in the
+    episode (mean run time and estimate accuracy of their last two jobs to end); with
+    ``oracle`` a twelfth: the real run time. ``histograms`` rows: the waiting jobs' request sizes, durations
     (prediction or estimate) and elapsed waits, the running jobs' request sizes,
     durations and elapsed run times, each normalised to sum 1 over its jobs, in
     ``histogram_bins`` bins (B). ``system``: free processors, running jobs, queue
@@ -171,7 +172,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     >>> env = gym.make("hpcgym/Dispatch-v0", window_jobs=64, window_size=16)
     >>> obs, info = env.reset(seed=0)
     >>> sorted(obs), obs["jobs"].shape, env.action_space
-    (['histograms', 'jobs', 'system'], (16, 9), Discrete(17))
+    (['histograms', 'jobs', 'system'], (16, 11), Discrete(17))
     >>> mask = env.unwrapped.action_masks()
     >>> obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[0]))
     >>> info["invalid_action"]

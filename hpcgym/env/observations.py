@@ -45,8 +45,18 @@ JOB_FEATURES = (
     "user_waiting_jobs",
     "user_waiting_procs",
     "user_running_procs",
+    "user_recent_runtime",
+    "user_recent_accuracy",
 )
-"""Columns of the ``jobs`` observation (``runtime`` is appended with ``oracle=True``)."""
+"""Columns of the ``jobs`` observation (``runtime`` is appended with ``oracle=True``).
+
+The ``user_*`` columns describe the job's user: the share of the waiting jobs and of
+the waiting processors that are theirs and the processors their running jobs hold (the
+user features of Hariharan et al. Table II), and their history in this episode: the
+mean run time of their last two jobs to end and the mean accuracy of those jobs'
+estimates (Tsafrir et al.: run time / estimate, or estimate / run time if smaller), 0
+until one of their jobs has ended.
+"""
 
 HISTOGRAMS = (
     "queue_procs",
@@ -155,6 +165,7 @@ class JobWindow(ObservationBuilder):
         self._runtime = np.zeros(0)
         self._user = np.zeros(0, dtype=np.int64)
         self._scratch = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self._history = _UserHistory(0)
 
     def space(self) -> spaces.Box:
         return spaces.Box(0.0, 1.0, (self.k, len(self.features)), np.float32)
@@ -164,8 +175,11 @@ class JobWindow(ObservationBuilder):
         self._runtime = jobs.runtime if self.config.oracle else np.zeros(1)
         if len(self._scratch[0]) != jobs.n_users:
             self._scratch = tuple(np.zeros(jobs.n_users, np.int64) for _ in range(3))  # type: ignore[assignment]
+        self._history = _UserHistory(jobs.n_users)
 
     def build(self, view: SystemView) -> np.ndarray:
+        history = self._history
+        history.update(view, self._user)
         out = np.zeros((self.k, len(self.features)), np.float32)
         _kernels.job_window(
             out,
@@ -183,8 +197,41 @@ class JobWindow(ObservationBuilder):
             self.config.oracle,
             self.inv_log_t,
             *self._scratch,
+            history.runtime,
+            history.accuracy,
         )
         return out
+
+
+class _UserHistory:
+    """Each user's last two jobs to end in this episode: mean run time and accuracy."""
+
+    def __init__(self, n_users: int) -> None:
+        self.seen = 0
+        self.count = np.zeros(n_users, np.int64)
+        self.last = np.zeros((n_users, 2, 2))  # [user, newest/older, run time/accuracy]
+        self.runtime = np.zeros(n_users)
+        self.accuracy = np.zeros(n_users)
+
+    def update(self, view: SystemView, user: np.ndarray) -> None:
+        ended = view.ended
+        if len(ended) == self.seen:
+            return
+        jobs = np.asarray(ended[self.seen :], dtype=np.int64)
+        self.seen = len(ended)
+        runtime = view.end(jobs) - view.start[jobs]
+        estimate = view.estimate[jobs]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(runtime <= estimate, runtime / estimate, estimate / runtime)
+        accuracy = np.where(runtime == estimate, 1.0, np.nan_to_num(ratio))
+        for u, r, a in zip(user[jobs].tolist(), runtime.tolist(), accuracy.tolist(), strict=True):
+            last = self.last[u]
+            last[1] = last[0]
+            last[0] = (r, a)
+            self.count[u] += 1
+            k = min(int(self.count[u]), 2)
+            self.runtime[u] = last[:k, 0].mean()
+            self.accuracy[u] = last[:k, 1].mean()
 
 
 @register_observation

@@ -19,7 +19,7 @@ class FlattenDispatchObservation(
     >>> import hpcgym
     >>> env = FlattenDispatchObservation(gym.make("hpcgym/Dispatch-v0", window_jobs=32, window_size=8))
     >>> env.observation_space.shape
-    (178,)
+    (194,)
     """
 
     def __init__(self, env: gym.Env[dict[str, np.ndarray], np.int64]) -> None:
