@@ -96,6 +96,48 @@ def job_window(
 
 
 @njit(cache=True)
+def user_history(
+    jobs: np.ndarray,
+    end: np.ndarray,
+    start: np.ndarray,
+    estimate: np.ndarray,
+    user: np.ndarray,
+    count: np.ndarray,
+    last: np.ndarray,
+    mean_runtime: np.ndarray,
+    mean_accuracy: np.ndarray,
+) -> None:
+    """Record ended ``jobs`` (in termination order) in each user's last-two history.
+
+    ``last[u, 0]`` is the newest ``(run time, accuracy)`` of user ``u``, ``last[u, 1]``
+    the one before; accuracy as in Tsafrir et al.: run time / estimate, or estimate /
+    run time when the job ran longer, 1 when they are equal.
+    """
+    for i in range(len(jobs)):
+        j = jobs[i]
+        u = user[j]
+        r = end[i] - start[j]
+        e = estimate[j]
+        if r == e:
+            a = 1.0
+        elif r < e:
+            a = r / e
+        else:
+            a = e / r
+        last[u, 1, 0] = last[u, 0, 0]
+        last[u, 1, 1] = last[u, 0, 1]
+        last[u, 0, 0] = r
+        last[u, 0, 1] = a
+        count[u] += 1
+        if count[u] == 1:
+            mean_runtime[u] = r
+            mean_accuracy[u] = a
+        else:
+            mean_runtime[u] = 0.5 * (last[u, 0, 0] + last[u, 1, 0])
+            mean_accuracy[u] = 0.5 * (last[u, 0, 1] + last[u, 1, 1])
+
+
+@njit(cache=True)
 def histograms(
     out: np.ndarray,
     queue: np.ndarray,

@@ -217,21 +217,19 @@ class _UserHistory:
         ended = view.ended
         if len(ended) == self.seen:
             return
-        jobs = np.asarray(ended[self.seen :], dtype=np.int64)
+        jobs = np.array(ended[self.seen :], dtype=np.int64)
         self.seen = len(ended)
-        runtime = view.end(jobs) - view.start[jobs]
-        estimate = view.estimate[jobs]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratio = np.where(runtime <= estimate, runtime / estimate, estimate / runtime)
-        accuracy = np.where(runtime == estimate, 1.0, np.nan_to_num(ratio))
-        for u, r, a in zip(user[jobs].tolist(), runtime.tolist(), accuracy.tolist(), strict=True):
-            last = self.last[u]
-            last[1] = last[0]
-            last[0] = (r, a)
-            self.count[u] += 1
-            k = min(int(self.count[u]), 2)
-            self.runtime[u] = last[:k, 0].mean()
-            self.accuracy[u] = last[:k, 1].mean()
+        _kernels.user_history(
+            jobs,
+            view.end(jobs),
+            view.start,
+            view.estimate,
+            user,
+            self.count,
+            self.last,
+            self.runtime,
+            self.accuracy,
+        )
 
 
 @register_observation
