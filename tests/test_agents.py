@@ -51,3 +51,13 @@ def test_maskable_ppo_learns_on_the_dict_observation_without_glue(env_id: str) -
     obs, _ = env.reset(seed=0)
     action, _ = model.predict(obs, action_masks=env.unwrapped.action_masks(), deterministic=True)
     assert env.unwrapped.action_masks()[int(action)]
+
+
+def test_the_training_example_of_the_docs_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "ENV.md").read_text()
+    example = text.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(example.strip().splitlines()) <= 10
+    exec(compile(example, "docs/ENV.md", "exec"), {})
+    assert "mean bounded slowdown on a test window" in capsys.readouterr().out

@@ -495,3 +495,15 @@ def test_sync_and_async_vector_envs_of_wrapped_envs_agree() -> None:
         venv.close()
         outs.append(trace)
     assert_same(outs[0], outs[1])
+
+
+def test_the_env_reference_documents_every_argument_and_its_examples_run() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "ENV.md").read_text()
+    for name in argument_names():
+        assert f"| `{name}` |" in text, f"{name} is missing from the arguments table of docs/ENV.md"
+    blocks = text.split("```python\n")[2:]  # the first needs sb3-contrib: tests/test_agents.py
+    assert blocks
+    for block in blocks:
+        exec(compile(block.split("```", 1)[0], "docs/ENV.md", "exec"), {})
