@@ -393,3 +393,19 @@ def test_profile_missing_executable_is_one_name_per_user():
     p = make_predictor("profile")
     assert drive(p, w, [("end", 0, 70), ("end", 1, 80), ("submit", 2, 80)]) == [70]
     assert p.rule[2] == 5
+
+
+def test_the_guides_own_predictor_example_runs():
+    import re
+    from pathlib import Path
+
+    from hpcgym import predictors
+
+    guide = Path(__file__).resolve().parents[1] / "docs" / "PREDICTORS.md"
+    blocks = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.S)
+    assert blocks, "docs/PREDICTORS.md has a python example"
+    try:
+        for code in blocks:
+            exec(compile(code, str(guide), "exec"), {"__name__": "guide"})
+    finally:
+        predictors._PREDICTORS.pop("last-same-size", None)
