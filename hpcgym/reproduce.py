@@ -172,8 +172,10 @@ def simulate_preset(
     return out
 
 
-def _change(value: float, ref: float) -> float:
-    return 100.0 * (value / ref - 1.0) if ref else float("nan")
+def _changes(values: list[float]) -> list[float | None]:
+    """Percent change of each value against the first (None for the first itself)."""
+    ref = values[0]
+    return [None, *(100.0 * (v / ref - 1.0) if ref else float("nan") for v in values[1:])]
 
 
 def run_tsafrir2007(
@@ -220,17 +222,13 @@ def run_tsafrir2007(
     for number, columns in TSAFRIR2007_TABLES.items():
         rows: dict[str, Any] = {}
         for metric, idx in (("wait_min", 0), ("bsld", 1), ("accuracy_pct", 2)):
-            ours = [results[c][metric] for c in columns]
-            theirs = [paper[c][idx] if c in paper else None for c in columns]
+            ours = [float(results[c][metric]) for c in columns]
+            theirs = [float(paper[c][idx]) for c in columns] if paper else None
             rows[metric] = {
                 "ours": ours,
-                "ours_change_pct": [None] + [_change(v, ours[0]) for v in ours[1:]],
-                "paper": theirs if paper else None,
-                "paper_change_pct": (
-                    [None] + [_change(v, theirs[0]) for v in theirs[1:]]  # type: ignore[arg-type]
-                    if paper
-                    else None
-                ),
+                "ours_change_pct": _changes(ours),
+                "paper": theirs,
+                "paper_change_pct": _changes(theirs) if theirs else None,
             }
         tables[number] = {
             "columns": list(columns),
