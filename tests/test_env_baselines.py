@@ -167,3 +167,36 @@ def test_cli_simulate_via_env_prints_the_same_json(policy: str) -> None:
     timing = {"sim_seconds", "jobs_per_second"}
     assert {k for k in rows[0] if rows[0][k] != rows[1][k]} <= timing
     assert rows[0].keys() == rows[1].keys()
+
+
+def test_dispatchers_that_want_every_event_through_the_env(trace: Workload) -> None:
+    from hpcgym.baselines import EasyBackfilling
+
+    w = trace.window(600, 3000)
+    direct_easy = EasyBackfilling(record_reservations=True)
+    ref = Simulator(w).run(direct_easy)
+    via_easy = EasyBackfilling(record_reservations=True)
+    env = DispatchEnv(trace=w, window_jobs=None, split="all", window_size=None, every_event=True)
+    agent = DispatcherPolicy(via_easy, env)
+    obs, _ = env.reset(options={"offset": 0})
+    done = False
+    while not done:
+        obs, _, done, _, info = env.step(agent.predict(obs)[0])
+        assert not info["invalid_action"]
+    assert_same_schedule(env.schedule(), ref)
+    np.testing.assert_array_equal(via_easy.first_reservation, direct_easy.first_reservation)
+
+
+@pytest.mark.expensive
+@pytest.mark.parametrize("policy", PRESETS)
+def test_every_preset_through_the_env_on_the_whole_bundled_trace(trace: Workload, policy: str) -> None:
+    assert_same_schedule(run_via_env(trace, policy), direct(trace, policy))
+
+
+@pytest.mark.expensive
+@pytest.mark.parametrize("policy", ["fcfs", "easy", "easy++"])
+def test_full_sdsc_sp2_through_the_env(traces_dir: Any, policy: str) -> None:
+    from hpcgym.workload import read_swf
+
+    w = read_swf(traces_dir / "SDSC-SP2-1998-4.2-cln.swf.gz")
+    assert_same_schedule(run_via_env(w, policy), direct(w, policy))

@@ -219,7 +219,9 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._builders: dict[str, ObservationBuilder] = {
             name: make_observation(name, oc, k, trace.procs) for name in oc.observations
         }
-        self.observation_space = spaces.Dict({n: b.space() for n, b in self._builders.items()})
+        self.observation_space = spaces.Dict(  # type: ignore[assignment]
+            {n: b.space() for n, b in self._builders.items()}
+        )
         if self.mode == "job":
             self.action_space = spaces.Discrete(k + 1)
             self._dispatchers: list[Dispatcher] = []

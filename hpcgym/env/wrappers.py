@@ -28,7 +28,7 @@ class FlattenDispatchObservation(
         space = env.observation_space
         if not isinstance(space, spaces.Dict):
             raise TypeError(f"FlattenDispatchObservation needs a Dict observation space, got {space}")
-        self._keys = list(space.spaces)
+        self._keys: list[str] = list(space.spaces)
         self._sizes = [int(np.prod(s.shape)) for s in space.spaces.values()]  # type: ignore[arg-type]
         self.observation_space = spaces.Box(0.0, 1.0, (sum(self._sizes),), np.float32)
 
