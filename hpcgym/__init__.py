@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
-import importlib.util
 import sys
 import warnings
 from typing import Any
@@ -59,16 +58,23 @@ def register_envs() -> None:
 
 
 class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """One-shot import hook: when ``gymnasium`` is first imported, register our ids."""
+    """Import hook: when ``gymnasium`` is first imported, register our ids, then step aside."""
 
     def find_spec(
         self, fullname: str, path: Any, target: Any = None
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname != "gymnasium":
             return None
-        _remove_hook()
-        spec = importlib.util.find_spec("gymnasium")
-        if spec is None or spec.loader is None:
+        for finder in sys.meta_path:  # whoever would find it without us
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         self._inner = spec.loader
         spec.loader = self
@@ -79,10 +85,12 @@ class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder, importlib.abc.Loader
 
     def exec_module(self, module: Any) -> None:
         # hand the module its real loader back before it runs, then register
-        module.__loader__ = self._inner
+        inner = self._inner
+        module.__loader__ = inner
         if module.__spec__ is not None:
-            module.__spec__.loader = self._inner
-        self._inner.exec_module(module)
+            module.__spec__.loader = inner
+        _remove_hook()
+        inner.exec_module(module)
         try:
             register_envs()
         except Exception as err:  # pragma: no cover - never break importing gymnasium

@@ -27,6 +27,14 @@ def test_env_imports_no_torch_and_registers_on_gymnasium_import() -> None:
     assert "gymnasium" in mods and "torch" not in mods and "stable_baselines3" not in mods
 
 
+def test_registration_survives_probing_for_gymnasium_first() -> None:
+    loaded_after(
+        "import hpcgym, importlib.util; assert importlib.util.find_spec('gymnasium'); "
+        "import gymnasium; assert 'hpcgym/Dispatch-v0' in gymnasium.registry; "
+        "assert type(gymnasium.__spec__.loader).__name__ == 'SourceFileLoader'"
+    )
+
+
 def test_registration_when_gymnasium_was_imported_first() -> None:
     loaded_after("import gymnasium, hpcgym; gymnasium.make('hpcgym/Dispatch-v0')")
     loaded_after("import gymnasium; gymnasium.make('hpcgym:hpcgym/DispatchBackfill-v0')")
