@@ -440,6 +440,8 @@ def test_explicit_window_and_whole_range_episode() -> None:
     np.testing.assert_array_equal(u.workload.job_id, u.trace.job_id[500:560])
     with pytest.raises(InvalidConfigError, match="offset"):
         env.reset(options={"offset": 10**6})
+    with pytest.raises(InvalidConfigError, match="'ofset'"):
+        env.reset(options={"ofset": 500})
 
 
 def test_warm_start_begins_with_the_replay_state() -> None:

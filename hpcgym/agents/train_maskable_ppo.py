@@ -76,7 +76,9 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
-        helptext = f"{f.metadata.get('help', '')} (default: {f.default})"
+        helptext = f.metadata.get("help", "")
+        if "default" not in helptext:
+            helptext += f" (default: {f.default})"
         if f.type in ("bool",):
             p.add_argument(flag, action="store_true", help=helptext)
         elif f.name == "net_arch":

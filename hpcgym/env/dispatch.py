@@ -304,6 +304,11 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """
         super().reset(seed=seed)
         lo, hi = self.job_range
+        unknown = set(options or ()) - {"offset"}
+        if unknown:
+            raise InvalidConfigError(
+                f"options: unknown reset option(s) {sorted(unknown)}; the only one is 'offset'"
+            )
         offset = None if options is None else options.get("offset")
         if offset is None:
             offset = int(self.np_random.integers(lo, hi - self.window_jobs + 1))
