@@ -110,6 +110,51 @@ TSAFRIR2007_CORRECTIONS = {
 }
 """004 Table 2, last column: prediction corrections per job, mean and standard deviation."""
 
+TSAFRIR2007_PREDICTABILITY_RUNS: tuple[tuple[str, str | None], ...] = (
+    ("easy", None),
+    ("easy+", "user-avg-imm"),
+    ("easy++", "user-avg-imm"),
+)
+"""004 section 4: the schedulers of Tables 4 and 5, with the "immediate" user average."""
+
+PREDICTABILITY_KEYS = (
+    "reserved_rate",
+    "abs_diff_mean_s",
+    "abs_diff_median_s",
+    "abs_diff_std_s",
+    "delayed_rate",
+    "delay_mean_s",
+    "delay_median_s",
+    "delay_std_s",
+)
+"""The figures of 004 Tables 4 and 5, in their column order."""
+
+# 004 Tables 4 and 5, per scheduler: reserved [% of jobs], |start - reservation| mean,
+# median, std [min]; delayed [% of jobs], delay mean, median, std [min].
+TSAFRIR2007_PREDICTABILITY_PAPER: dict[str, dict[str, tuple[float, ...]]] = {
+    "SDSC": {
+        "easy": (17, 171, 64, 471, 1.5, 513, 0.9, 1442),
+        "easy+": (14, 93, 20, 174, 3.8, 92, 8.6, 223),
+        "easy++": (15, 91, 19, 168, 3.8, 86, 8.3, 206),
+    },
+    "CTC": {
+        "easy": (6.8, 51, 8.3, 92, 0.7, 72, 1.9, 119),
+        "easy+": (5.4, 29, 2.2, 74, 1.3, 37, 3.0, 102),
+        "easy++": (5.7, 27, 1.9, 69, 1.3, 34, 2.6, 94),
+    },
+    "KTH": {
+        "easy": (15, 38, 6.3, 84, 0.1, 58, 0.7, 108),
+        "easy+": (14, 35, 3.2, 90, 1.8, 52, 11, 107),
+        "easy++": (14, 35, 3.2, 88, 1.8, 44, 9.9, 87),
+    },
+    "BLUE": {
+        "easy": (9.6, 68, 16, 212, 0.9, 48, 0.8, 318),
+        "easy+": (7.5, 45, 3.3, 191, 1.8, 35, 2.2, 154),
+        "easy++": (7.8, 45, 3.4, 184, 1.8, 31, 2.1, 136),
+    },
+}
+"""The paper's predictability figures by trace and preset."""
+
 _TRACE_PREFIXES = (("SDSC-SP2", "SDSC"), ("CTC-SP2", "CTC"), ("KTH-SP2", "KTH"), ("SDSC-BLUE", "BLUE"))
 
 
@@ -140,14 +185,25 @@ class Reproduction:
 
 
 def simulate_preset(
-    workload: Workload, policy: str, *, extra: str = "classic", record_reservations: bool = False
+    workload: Workload,
+    policy: str,
+    predictor: str | None = None,
+    *,
+    extra: str = "classic",
+    record_reservations: bool = False,
 ) -> dict[str, Any]:
-    """Run one preset and return its figures (wait in minutes, bsld, accuracy in %, ...)."""
+    """Run one preset and return its figures (wait in minutes, bsld, accuracy in %, ...).
+
+    With ``record_reservations`` the dispatcher records every job's first reservation as
+    the paper does (as the predicted ends give it, even if already past) and the result
+    has ``predictability``.
+    """
     dispatcher = make_policy(policy)
     if isinstance(dispatcher, EasyBackfilling):
         dispatcher.extra = extra
         dispatcher.record_reservations = record_reservations
-    sim = Simulator(workload, predictor=preset_predictor(policy))
+        dispatcher.record_past_reservations = record_reservations
+    sim = Simulator(workload, predictor=preset_predictor(policy, predictor))
     schedule = sim.run(dispatcher, progress=False)
     metrics = compute_metrics(schedule)
     pm = prediction_metrics(schedule)
@@ -191,16 +247,18 @@ def run_tsafrir2007(
         workload: the trace (with the machine size to simulate).
         extra: how EASY counts extra processors (``"classic"`` as in the paper, or
             ``"all"``, the library default).
-        predictability_runs: also record first reservations and report 004 section 4's
-            predictability for every scheduler (the dispatcher is then asked at every
-            event, which is slower).
+        predictability_runs: also run Tables 4 and 5 (004 section 4): EASY, and EASY+ and
+            EASY++ with the "immediate" user average, recording every job's first
+            reservation (the dispatcher is then asked at every event, which is slower).
         progress: called with one line per simulation.
 
     Returns:
         A JSON-ready dict: ``trace``, ``paper_trace`` (SDSC, CTC, KTH, BLUE or None),
         ``procs``, ``jobs``, ``extra``, ``results`` (figures per preset), ``tables``
         (per table: columns, and per metric our value, the change against EASY and the
-        paper's value and change where known).
+        paper's value and change where known), ``predictability`` (None unless asked:
+        per scheduler, ours and the paper's figures in :data:`PREDICTABILITY_KEYS` order,
+        rates in % and times in minutes).
     """
     if extra not in EXTRA_RULES:
         raise InvalidConfigError(f"--extra must be one of {', '.join(EXTRA_RULES)}; got {extra!r}")
@@ -209,7 +267,7 @@ def run_tsafrir2007(
     results: dict[str, dict[str, Any]] = {}
     for i, policy in enumerate(policies, 1):
         t0 = time.perf_counter()
-        r = simulate_preset(workload, policy, extra=extra, record_reservations=predictability_runs)
+        r = simulate_preset(workload, policy, extra=extra)
         results[policy] = r
         if progress is not None:
             progress(
@@ -217,6 +275,25 @@ def run_tsafrir2007(
                 f"wait {r['wait_min']:.1f} min, bsld {r['bsld']:.2f}, "
                 f"accuracy {r['accuracy_pct']:.1f} % ({time.perf_counter() - t0:.1f} s)"
             )
+    predictability_results: dict[str, Any] | None = None
+    if predictability_runs:
+        predictability_results = {}
+        runs = TSAFRIR2007_PREDICTABILITY_RUNS
+        for i, (policy, pred) in enumerate(runs, 1):
+            t0 = time.perf_counter()
+            r = simulate_preset(workload, policy, pred, extra=extra, record_reservations=True)
+            p = r["predictability"]
+            predictability_results[policy] = {
+                "predictor": r["predictor"],
+                "ours": [100 * p[k] if k.endswith("rate") else p[k] / 60.0 for k in PREDICTABILITY_KEYS],
+                "paper": list(TSAFRIR2007_PREDICTABILITY_PAPER[key][policy]) if key else None,
+            }
+            if progress is not None:
+                progress(
+                    f"[predictability {i}/{len(runs)}] {PAPER_LABELS[policy]:<9} ({r['predictor']}): "
+                    f"{100 * p['reserved_rate']:.1f} % reserved, {100 * p['delayed_rate']:.1f} % delayed "
+                    f"({time.perf_counter() - t0:.1f} s)"
+                )
     paper = TSAFRIR2007_PAPER.get(key or "", {})
     tables: dict[str, Any] = {}
     for number, columns in TSAFRIR2007_TABLES.items():
@@ -245,6 +322,7 @@ def run_tsafrir2007(
         "results": results,
         "tables": tables,
         "paper_corrections": TSAFRIR2007_CORRECTIONS.get(key or ""),
+        "predictability": predictability_results,
     }
 
 
@@ -321,29 +399,20 @@ def render_tsafrir2007(result: dict[str, Any]) -> str:
             )
             if i == 0:
                 lines.append("  ".join("-" * w for w in widths))
-    pred = [(c, r["predictability"]) for c, r in result["results"].items() if "predictability" in r]
+    pred = result.get("predictability")
     if pred:
-        lines += ["", "Predictability (004 section 4): first reservation against actual start"]
-        cells = [
-            [
-                "",
-                "reserved %",
-                "|diff| avg [min]",
-                "median",
-                "std",
-                "delayed %",
-                "delay avg [min]",
-                "median",
-                "std",
-            ]
+        lines += [
+            "",
+            "Tables 4 and 5: predictability, first reservation against actual start "
+            "(EASY+ and EASY++ with the 'immediate' user average)",
         ]
-        for c, p in pred:
-            cells.append(
-                [PAPER_LABELS.get(c, c), f"{100 * p['reserved_rate']:.1f}"]
-                + [f"{p[k] / 60:.1f}" for k in ("abs_diff_mean_s", "abs_diff_median_s", "abs_diff_std_s")]
-                + [f"{100 * p['delayed_rate']:.1f}"]
-                + [f"{p[k] / 60:.1f}" for k in ("delay_mean_s", "delay_median_s", "delay_std_s")]
-            )
+        header = ["", "reserved %", "|diff| avg [min]", "median", "std"]
+        header += ["delayed %", "delay avg [min]", "median", "std"]
+        cells = [header]
+        for c, p in pred.items():
+            cells.append([PAPER_LABELS.get(c, c)] + [f"{v:.1f}" for v in p["ours"]])
+            if p["paper"]:
+                cells.append(["  paper"] + [f"{v:g}" for v in p["paper"]])
         widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
         for i, r in enumerate(cells):
             lines.append(
@@ -381,7 +450,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--predictability",
         action="store_true",
-        help="also record first reservations and report predictability (004 section 4; slower)",
+        help="also reproduce Tables 4 and 5: predictability of start times (004 section 4; slower)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 

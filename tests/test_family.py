@@ -259,6 +259,18 @@ def test_reproduce_on_the_bundled_slice_has_every_table_and_figure():
     assert "Table 2" in text and "Table 3" in text and "Table 6" in text and "EASY_PCOR" in text
 
 
+def test_reproduce_predictability_runs_tables_4_and_5():
+    w = load_default().window(1500)
+    result = run_tsafrir2007(w, predictability_runs=True)
+    pred = result["predictability"]
+    assert list(pred) == ["easy", "easy+", "easy++"]
+    assert pred["easy+"]["predictor"] == "user-avg-imm+pcor"
+    for row in pred.values():
+        assert len(row["ours"]) == len(row["paper"]) == 8
+        assert 0 <= row["ours"][0] <= 100 and 0 <= row["ours"][4] <= row["ours"][0]
+    assert "Tables 4 and 5" in render_tsafrir2007(result)
+
+
 def test_reproduce_command_json(tmp_path, capsys):
     from hpcgym.workload import default_trace_path
 

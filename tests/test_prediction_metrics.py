@@ -154,3 +154,17 @@ def test_predictability_needs_recorded_reservations():
     s = run(workload([(0, 1, 1, 1)], procs=1), Given([1]))
     with pytest.raises(InvalidConfigError, match="record_reservations"):
         predictability(s)
+
+
+def test_past_reservations_are_recorded_as_the_predicted_ends_give_them():
+    # 2 processors: job 0 (estimate 10) runs 100 s; job 1 arrives at 20 when job 0's
+    # predicted end (10) is past. EASY reserves "now" (20); the paper's bookkeeping keeps
+    # 10. Same schedule either way; the delay is 80 s or 90 s.
+    w = workload([(0, 100, 2, 10), (20, 5, 2, 5)], procs=2)
+    now = run(w, Given([10, 5]), EasyBackfilling(record_reservations=True))
+    past = run(w, Given([10, 5]), EasyBackfilling(record_reservations=True, record_past_reservations=True))
+    np.testing.assert_array_equal(now.start, past.start)
+    assert now.extras["first_reservation"][1] == 20
+    assert past.extras["first_reservation"][1] == 10
+    assert predictability(now, include_all=True)["delay_mean_s"] == 80
+    assert predictability(past, include_all=True)["delay_mean_s"] == 90

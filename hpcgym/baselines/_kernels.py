@@ -56,10 +56,12 @@ def easy_kernel(
     """EASY backfilling and its variants; see :class:`hpcgym.baselines.EasyBackfilling`.
 
     ``out_reservation`` receives ``[head job, reservation time, extra processors]``
-    (head -1 when every waiting job started). By default the extra processors are only
-    those of the jobs needed to reach the head job's size (the classic count); with
-    ``extra_all_ending`` every job predicted to end by the reservation adds its
-    processors (see ``EasyBackfilling(extra=...)``).
+    (head -1 when every waiting job started) and, if it has a fourth element, the
+    reservation as the predicted ends give it, before it is moved up to ``now`` (earlier
+    than ``now`` when every prediction it rests on is already outlived). By default the
+    extra processors are only those of the jobs needed to reach the head job's size (the
+    classic count); with ``extra_all_ending`` every job predicted to end by the
+    reservation adds its processors (see ``EasyBackfilling(extra=...)``).
     """
     nq = len(queue)
     out = np.empty(nq, dtype=np.int64)
@@ -102,6 +104,7 @@ def easy_kernel(
         avail += sizes[idx[k]]
         shadow = ends[idx[k]]
         k += 1
+    predicted_shadow = shadow
     if shadow < now:  # predictions already outlived: the scheduler thinks they are free now
         shadow = now
     # every job predicted to end by the reservation frees its processors then, too: the
@@ -113,6 +116,8 @@ def easy_kernel(
     out_reservation[0] = head
     out_reservation[1] = shadow
     out_reservation[2] = extra
+    if len(out_reservation) > 3:  # also the reservation before the clamp to now
+        out_reservation[3] = predicted_shadow
     # 3. backfill: later jobs that fit now and end by the reservation or use only the extra
     if free == 0:
         return out[:n]
