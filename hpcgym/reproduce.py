@@ -11,7 +11,8 @@ Defaults follow the paper: the machine size of its Table 1 when the trace is one
 its four (CTC-SP2: 512 CPUs, not the file header's 338), jobs are not killed at their
 estimate, averages leave out warm-up and cool-down, and EASY counts its *extra*
 processors the classic way (``--extra classic``; see
-:class:`hpcgym.baselines.EasyBackfilling`).
+:class:`hpcgym.baselines.EasyBackfilling`). ``--predictability`` adds Tables 4 and 5
+(start times against first reservations) for EASY, EASY+ and EASY++.
 """
 
 from __future__ import annotations
@@ -245,8 +246,9 @@ def run_tsafrir2007(
 
     Args:
         workload: the trace (with the machine size to simulate).
-        extra: how EASY counts extra processors (``"classic"`` as in the paper, or
-            ``"all"``, the library default).
+        extra: how EASY counts extra processors (``"classic"``, as in the paper's
+            simulator and the library default, or ``"all"``; see
+            :class:`~hpcgym.baselines.EasyBackfilling`).
         predictability_runs: also run Tables 4 and 5 (004 section 4): EASY, and EASY+ and
             EASY++ with the "immediate" user average, recording every job's first
             reservation (the dispatcher is then asked at every event, which is slower).
