@@ -86,7 +86,7 @@ def queue_length_distribution(
     o = np.argsort(length, kind="stable")
     cw = np.cumsum(dt[o]) / total
     median = float(length[o][np.searchsorted(cw, 0.5)])
-    p95 = float(length[o][min(np.searchsorted(cw, 0.95), len(o) - 1)])
+    p95 = float(length[o][min(int(np.searchsorted(cw, 0.95)), len(o) - 1)])
     return {"mean": mean, "median": median, "p95": p95, "max": float(length.max())}
 
 

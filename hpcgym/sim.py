@@ -64,18 +64,18 @@ class SystemView:
     """
 
     __slots__ = (
-        "_sim",
         "_qcache",
         "_qver",
         "_rcache",
         "_rver",
-        "jobs",
-        "submit",
-        "procs",
-        "estimate",
-        "prediction",
-        "start",
+        "_sim",
         "capacity",
+        "estimate",
+        "jobs",
+        "prediction",
+        "procs",
+        "start",
+        "submit",
     )
 
     def __init__(self, sim: Simulator) -> None:

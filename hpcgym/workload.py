@@ -312,9 +312,9 @@ def _parse_job_lines(path: str, job_lines: list[str], line_numbers: list[int]) -
 
 def _validate_values(path: str, data: np.ndarray, line_numbers: np.ndarray) -> None:
     """Reject values no SWF file can hold; the error names the first offending line."""
-    checks = (
+    checks: tuple[tuple[np.ndarray, str], ...] = (
         (~np.isfinite(data).all(axis=1), "a field is not finite"),
-        ((data < -1).any(axis=1), "a field is below -1 (SWF uses -1 for 'missing')"),
+        (np.asarray((data < -1).any(axis=1)), "a field is below -1 (SWF uses -1 for 'missing')"),
         ((data[:, 1] < 0) & (data[:, 1] != -1), "submit time (field 2) is negative"),
         (data[:, 0] != np.floor(data[:, 0]), "job id (field 1) is not a whole number"),
         (
