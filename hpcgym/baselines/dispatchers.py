@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hpcgym.baselines._kernels import easy_kernel, list_kernel
+from hpcgym.baselines._kernels import easy_kernel, list_kernel, load_kernels
 from hpcgym.errors import InvalidConfigError
 from hpcgym.sim import SystemView
 
@@ -55,6 +55,9 @@ class ListScheduler:
     def __init__(self, longest_first: bool = False) -> None:
         self.longest_first = bool(longest_first)
         self.name = "ljf-list" if longest_first else "sjf-list"
+
+    def reset(self, view: SystemView) -> None:
+        load_kernels()
 
     def __call__(self, view: SystemView) -> np.ndarray:
         return list_kernel(  # type: ignore[no-any-return]
@@ -129,6 +132,7 @@ class EasyBackfilling:
         return self.record_reservations
 
     def reset(self, view: SystemView) -> None:
+        load_kernels()
         self.first_reservation = np.full(len(view.submit), np.nan)
 
     def __call__(self, view: SystemView) -> np.ndarray:
