@@ -31,6 +31,7 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from hpcgym.errors import InvalidConfigError, TraceFormatError
 
@@ -192,6 +193,93 @@ class Workload:
 
     def __len__(self) -> int:
         return len(self.submit)
+
+    @classmethod
+    def from_columns(
+        cls,
+        submit: ArrayLike,
+        runtime: ArrayLike,
+        procs_req: ArrayLike,
+        estimate: ArrayLike,
+        *,
+        procs: int,
+        user: ArrayLike | None = None,
+        group: ArrayLike | None = None,
+        executable: ArrayLike | None = None,
+        queue: ArrayLike | None = None,
+        partition: ArrayLike | None = None,
+        name: str = "synthetic",
+    ) -> Workload:
+        """A workload built from columns: a synthetic, generated or hand-made one.
+
+        Job ``i`` gets SWF job id ``i + 1``; missing identifier columns are -1 (user 1).
+        The raw SWF fields agree with the columns, so :func:`write_swf` writes a file
+        that :func:`read_swf` reads back to the same columns.
+
+        Raises:
+            InvalidConfigError: columns of different lengths, or submit times not sorted.
+
+        >>> w = Workload.from_columns([0, 5], [60, 30], [4, 2], [100, 100], procs=8)
+        >>> len(w), w.procs, int(w.user[0])
+        (2, 8, 1)
+        """
+        submit_a = np.asarray(submit, dtype=np.float64).reshape(-1)
+        n = len(submit_a)
+        runtime_a = np.asarray(runtime, dtype=np.float64).reshape(-1)
+        size = np.asarray(procs_req, dtype=np.int64).reshape(-1)
+        estimate_a = np.asarray(estimate, dtype=np.float64).reshape(-1)
+        if not len(runtime_a) == len(size) == len(estimate_a) == n:
+            raise InvalidConfigError(
+                "submit, runtime, procs_req and estimate must have one entry per job; got lengths "
+                f"{n}, {len(runtime_a)}, {len(size)}, {len(estimate_a)}"
+            )
+        if np.any(np.diff(submit_a) < 0):
+            raise InvalidConfigError("submit times must be sorted (non-decreasing)")
+
+        def ids(values: ArrayLike | None, default: int, what: str) -> np.ndarray:
+            if values is None:
+                return np.full(n, default, dtype=np.int64)
+            out = np.asarray(values, dtype=np.int64).reshape(-1)
+            if len(out) != n:
+                raise InvalidConfigError(f"{what} must have one entry per job ({n}), got {len(out)}")
+            return out
+
+        user_a = ids(user, 1, "user")
+        group_a = ids(group, -1, "group")
+        executable_a = ids(executable, -1, "executable")
+        queue_a = ids(queue, -1, "queue")
+        partition_a = ids(partition, -1, "partition")
+        raw = np.full((n, 18), -1.0)
+        raw[:, 0] = np.arange(1, n + 1)
+        raw[:, 1] = submit_a
+        raw[:, 3] = runtime_a
+        raw[:, 4] = size
+        raw[:, 7] = size
+        raw[:, 8] = estimate_a
+        raw[:, 10] = 1
+        raw[:, 11] = user_a
+        raw[:, 12] = group_a
+        raw[:, 13] = executable_a
+        raw[:, 14] = queue_a
+        raw[:, 15] = partition_a
+        return cls(
+            name=name,
+            procs=int(procs),
+            job_id=np.arange(1, n + 1, dtype=np.int64),
+            submit=submit_a.copy(),
+            runtime=runtime_a.copy(),
+            procs_req=size.copy(),
+            estimate=estimate_a.copy(),
+            user=user_a,
+            group=group_a,
+            executable=executable_a,
+            queue=queue_a,
+            partition=partition_a,
+            status=np.ones(n, dtype=np.int64),
+            requested_memory=np.full(n, -1.0),
+            log_wait=np.full(n, -1.0),
+            raw=raw,
+        )
 
     @property
     def n_jobs(self) -> int:

@@ -35,47 +35,19 @@ TRACES_DIR = Path(__file__).resolve().parents[2] / "shared" / "traces"
 JobTuple = Sequence[float]
 
 
-def build_workload(jobs: Sequence[JobTuple], procs: int, name: str = "hand") -> Workload:
+def build_workload(
+    jobs: Sequence[JobTuple], procs: int, name: str = "hand", **columns: Sequence[int]
+) -> Workload:
     """A workload of ``jobs`` on a machine of ``procs`` processors.
 
     Each job is ``(submit, runtime, procs, estimate[, user])``, in submit order; job ``i``
-    gets SWF job id ``i + 1``. The raw SWF fields agree with the columns, so the
-    workload can be written with :func:`hpcgym.workload.write_swf` and read back.
+    gets SWF job id ``i + 1``; further integer columns (``group``, ``executable``, ...)
+    by name. Built with :meth:`Workload.from_columns`, so it round-trips through SWF.
     """
     n = len(jobs)
     cols = np.array([list(j[:4]) for j in jobs], dtype=np.float64).reshape(n, 4)
-    submit, runtime, size, estimate = cols.T
-    if np.any(np.diff(submit) < 0):
-        raise ValueError("make_workload: jobs must be given in submit order")
-    user = np.array([int(j[4]) if len(j) > 4 else 1 for j in jobs], dtype=np.int64)
-    raw = np.full((n, 18), -1.0)
-    raw[:, 0] = np.arange(1, n + 1)
-    raw[:, 1] = submit
-    raw[:, 3] = runtime
-    raw[:, 4] = size
-    raw[:, 7] = size
-    raw[:, 8] = estimate
-    raw[:, 10] = 1
-    raw[:, 11] = user
-    minus_one = np.full(n, -1, dtype=np.int64)
-    return Workload(
-        name=name,
-        procs=int(procs),
-        job_id=np.arange(1, n + 1, dtype=np.int64),
-        submit=submit.copy(),
-        runtime=runtime.copy(),
-        procs_req=size.astype(np.int64),
-        estimate=estimate.copy(),
-        user=user,
-        group=minus_one.copy(),
-        executable=minus_one.copy(),
-        queue=minus_one.copy(),
-        partition=minus_one.copy(),
-        status=np.ones(n, dtype=np.int64),
-        requested_memory=np.full(n, -1.0),
-        log_wait=np.full(n, -1.0),
-        raw=raw,
-    )
+    columns.setdefault("user", [int(j[4]) if len(j) > 4 else 1 for j in jobs])
+    return Workload.from_columns(*cols.T, procs=procs, name=name, **columns)  # type: ignore[arg-type]
 
 
 @st.composite

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import build_workload
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,27 +36,7 @@ TRACES = Path(__file__).resolve().parents[2] / "shared" / "traces"
 
 def workload(jobs: Sequence[Sequence[float]], procs: int) -> Workload:
     """Jobs ``(submit, runtime, procs, estimate[, user])``."""
-    n = len(jobs)
-    a = np.array([list(j[:4]) for j in jobs], dtype=np.float64).reshape(n, 4)
-    ints = np.full(n, -1, dtype=np.int64)
-    return Workload(
-        name="hand",
-        procs=procs,
-        job_id=np.arange(1, n + 1, dtype=np.int64),
-        submit=a[:, 0].copy(),
-        runtime=a[:, 1].copy(),
-        procs_req=a[:, 2].astype(np.int64),
-        estimate=a[:, 3].copy(),
-        user=np.array([int(j[4]) if len(j) > 4 else 1 for j in jobs], dtype=np.int64),
-        group=ints.copy(),
-        executable=ints.copy(),
-        queue=ints.copy(),
-        partition=ints.copy(),
-        status=np.ones(n, dtype=np.int64),
-        requested_memory=np.full(n, -1.0),
-        log_wait=np.full(n, -1.0),
-        raw=np.full((n, 18), -1.0),
-    )
+    return build_workload(jobs, procs)
 
 
 class Given(Predictor):

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from conftest import build_workload
 
 from hpcgym.baselines import EasyBackfilling, make_policy, preset_predictor
 from hpcgym.errors import InvalidConfigError
@@ -23,27 +24,7 @@ from hpcgym.workload import Workload, load_default
 
 def workload(jobs: Sequence[Sequence[float]], procs: int) -> Workload:
     """Jobs ``(submit, runtime, procs, estimate)``, one user."""
-    n = len(jobs)
-    a = np.array([list(j) for j in jobs], dtype=np.float64).reshape(n, 4)
-    ints = np.full(n, -1, dtype=np.int64)
-    return Workload(
-        name="hand",
-        procs=procs,
-        job_id=np.arange(1, n + 1, dtype=np.int64),
-        submit=a[:, 0].copy(),
-        runtime=a[:, 1].copy(),
-        procs_req=a[:, 2].astype(np.int64),
-        estimate=a[:, 3].copy(),
-        user=np.ones(n, dtype=np.int64),
-        group=ints.copy(),
-        executable=ints.copy(),
-        queue=ints.copy(),
-        partition=ints.copy(),
-        status=np.ones(n, dtype=np.int64),
-        requested_memory=np.full(n, -1.0),
-        log_wait=np.full(n, -1.0),
-        raw=np.full((n, 18), -1.0),
-    )
+    return build_workload(jobs, procs)
 
 
 class Given(Predictor):

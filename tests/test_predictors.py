@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from conftest import build_workload
 
 from hpcgym.baselines import make_policy
 from hpcgym.errors import InvalidConfigError, UnknownNameError
@@ -35,32 +36,7 @@ MIN = 60.0
 
 def workload(jobs: Sequence[Sequence[float]], procs: int = 8, **columns: Sequence[int]) -> Workload:
     """Jobs ``(submit, runtime, procs, estimate[, user])``; extra integer columns by name."""
-    n = len(jobs)
-    a = np.array([list(j[:4]) for j in jobs], dtype=np.float64).reshape(n, 4)
-    ints = np.full(n, -1, dtype=np.int64)
-    cols = {
-        "user": np.array([int(j[4]) if len(j) > 4 else 1 for j in jobs], dtype=np.int64),
-        "group": ints.copy(),
-        "executable": ints.copy(),
-        "queue": ints.copy(),
-        "partition": ints.copy(),
-    }
-    for name, values in columns.items():
-        cols[name] = np.asarray(values, dtype=np.int64)
-    return Workload(
-        name="hand",
-        procs=procs,
-        job_id=np.arange(1, n + 1, dtype=np.int64),
-        submit=a[:, 0].copy(),
-        runtime=a[:, 1].copy(),
-        procs_req=a[:, 2].astype(np.int64),
-        estimate=a[:, 3].copy(),
-        status=np.ones(n, dtype=np.int64),
-        requested_memory=np.full(n, -1.0),
-        log_wait=np.full(n, -1.0),
-        raw=np.full((n, 18), -1.0),
-        **cols,
-    )
+    return build_workload(jobs, procs, **columns)
 
 
 def run(w: Workload, predictor: Predictor, policy: str = "easy"):
