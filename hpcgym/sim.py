@@ -463,26 +463,10 @@ class Simulator:
                 self._rearm()
         # arrivals
         if na < n and submit[na] == t:
-            queue = self._queue
-            req = self._req
-            first_prediction = self.first_prediction
-            pred = predictor.prediction
-            count = self._req_count
-            while na < n and submit[na] == t:
-                queue[na] = None
-                state[na] = 1
-                predictor.on_submit(na, t)
-                first_prediction[na] = pred[na]
-                r = req[na]
-                c = count.get(r, 0)
-                if not c:
-                    heapq.heappush(self._req_heap, r)
-                count[r] = c + 1
-                na += 1
-            self._next_arrival = na
-            self._qver += 1
-            if predictor.revised:
-                self._rearm()
+            stop = na + 1
+            while stop < n and submit[stop] == t:
+                stop += 1
+            self._arrive_until(stop)
         return True
 
     def _arm(self, j: int, start: float) -> None:
