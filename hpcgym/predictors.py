@@ -48,7 +48,7 @@ first and correction last, so ``+pcor`` corrects the scaled prediction.
 
 from __future__ import annotations
 
-from collections import deque
+import bisect
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -138,27 +138,33 @@ class Oracle(Predictor):
 
 
 class LastKUserAverage(Predictor):
-    """Mean run time of the user's ``k`` most recently terminated jobs (Tsafrir et al. 2007).
+    """Mean run time of the user's ``k`` latest terminated jobs (Tsafrir et al. 2007).
 
     004 section 3.1: a new job's prediction is the average run time of the ``k`` (2)
-    most recent jobs of the same user that have already terminated; with no such job it
-    falls back on the job's estimate, and a prediction above the estimate is replaced
-    by the estimate ("the job would be killed anyway"). The prediction is made once, at
-    submission; later terminations do not change it (004 section 7: no "propagation").
+    most recent jobs that the same user submitted before it and that have already
+    terminated; with no such job it falls back on the job's estimate, and a prediction
+    above the estimate is replaced by the estimate ("the job would be killed anyway").
+    The prediction is made once, at submission; later terminations do not change it
+    (004 section 7: no "propagation").
 
     Choices where the paper leaves a detail open:
 
-    * "most recent" means most recently *terminated* (an online predictor learns a run
-      time when the job ends; this is also the history a real scheduler holds);
+    * "most recent" means most recently *submitted* among the terminated jobs, as the
+      paper's conclusion words it ("the two most recently submitted (and already
+      terminated) jobs by the same user"); ``order="end"`` takes the most recently
+      terminated instead. The two differ when a user's jobs end out of submission order;
+      on the paper's traces the submission order lands closer to its figures (CTC-SP2
+      EASY++ 14.1 min / bsld 2.83 against the paper's 14 / 2.9; 15.1 / 3.00 by end);
     * with fewer than ``k`` terminated jobs the average is over those there are (004
       section 7's "partial" window); ``full=True`` falls back on the estimate instead;
-    * ``window="immediate"`` (004 sections 4 and 6) uses the ``k`` most recent jobs only
-      if each had an estimate equal to the new job's, else the estimate.
+    * ``window="immediate"`` (004 sections 4 and 6) uses the ``k`` history jobs only if
+      each had an estimate equal to the new job's, else the estimate.
 
     Args:
         k: window size (number of history jobs), at least 1.
         window: ``"all"`` or ``"immediate"``.
         full: require ``k`` history jobs (else fall back on the estimate).
+        order: ``"submit"`` or ``"end"``: which terminated jobs count as the latest.
 
     >>> from types import SimpleNamespace
     >>> p = LastKUserAverage()
@@ -171,52 +177,61 @@ class LastKUserAverage(Predictor):
 
     name = "user-avg"
 
-    def __init__(self, k: int = 2, window: str = "all", full: bool = False) -> None:
+    def __init__(self, k: int = 2, window: str = "all", full: bool = False, order: str = "submit") -> None:
         super().__init__()
         if int(k) != k or k < 1:
             raise InvalidConfigError(f"user-avg: k must be a positive integer, got {k!r}")
         if window not in ("all", "immediate"):
             raise InvalidConfigError(f"user-avg: window must be 'all' or 'immediate', got {window!r}")
+        if order not in ("submit", "end"):
+            raise InvalidConfigError(f"user-avg: order must be 'submit' or 'end', got {order!r}")
         self.k = int(k)
         self.window = window
         self.full = bool(full)
+        self.order = order
 
     def reset(self, workload: Any) -> None:
         super().reset(workload)
         self._user: list[int] = np.asarray(workload.user).tolist()
         self._est: list[float] = self.estimate.tolist()
-        self._runs: dict[int, deque[float]] = {}
-        self._ests: dict[int, deque[float]] = {}
-        self._plain = self.window == "all" and not self.full
+        # per user, the k latest terminated jobs as (key, run time, estimate), oldest
+        # first; the key is the job index (= submission order) or a termination counter
+        self._hist: dict[int, list[tuple[int, float, float]]] = {}
+        self._ends = 0
 
     def on_submit(self, job: int, now: float) -> None:
-        runs = self._runs.get(self._user[job])
-        if not runs:
+        hist = self._hist.get(self._user[job])
+        if not hist:
             return  # no history: the estimate (set by reset) stays
-        if not self._plain:
-            if self.full and len(runs) < self.k:
-                return
-            if self.window == "immediate":
-                est = self._est[job]
-                for e in self._ests[self._user[job]]:
-                    if e != est:
-                        return
-        p = sum(runs) / len(runs)
-        if p < self._est[job]:
+        if self.full and len(hist) < self.k:
+            return
+        est = self._est[job]
+        if self.window == "immediate":
+            for _, _, e in hist:
+                if e != est:
+                    return
+        p = sum(r for _, r, _ in hist) / len(hist)
+        if p < est:
             self.prediction[job] = p
 
     def on_end(self, job: int, now: float, runtime: float) -> None:
         u = self._user[job]
-        runs = self._runs.get(u)
-        if runs is None:
-            runs = self._runs[u] = deque(maxlen=self.k)
-            self._ests[u] = deque(maxlen=self.k)
-        runs.append(runtime)
-        if not self._plain:
-            self._ests[u].append(self._est[job])
+        hist = self._hist.get(u)
+        if hist is None:
+            hist = self._hist[u] = []
+        if self.order == "submit":
+            key = job
+        else:
+            key = self._ends
+            self._ends += 1
+        if len(hist) == self.k and key < hist[0][0]:
+            return  # older than every job the window holds
+        bisect.insort(hist, (key, runtime, self._est[job]))
+        if len(hist) > self.k:
+            del hist[0]
 
     def __repr__(self) -> str:
-        return f"LastKUserAverage(k={self.k}, window={self.window!r}, full={self.full})"
+        return f"LastKUserAverage(k={self.k}, window={self.window!r}, full={self.full}, order={self.order!r})"
 
 
 class ProfilePredictor(Predictor):
@@ -576,8 +591,8 @@ register_predictor("real", Oracle, "R: the real run time (oracle)", aliases=("r"
 register_predictor(
     "user-avg",
     LastKUserAverage,
-    "mean run time of the user's k (=2) last terminated jobs, capped by the estimate (Tsafrir 2007); "
-    "params k, window=all|immediate, full",
+    "mean run time of the k (=2) terminated jobs the user submitted last, capped by the estimate "
+    "(Tsafrir 2007); params k, window=all|immediate, full, order=submit|end",
     aliases=("last-k", "tsafrir"),
 )
 register_predictor(

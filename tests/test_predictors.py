@@ -132,10 +132,16 @@ def test_user_average_k_is_configurable_and_full_window_optional():
     assert make_predictor("user-avg:k=3").k == 3
 
 
-def test_user_average_uses_the_most_recently_terminated_jobs():
-    # job 1 was submitted after job 0 but ends first: job 0 is the most recent
-    p = LastKUserAverage(k=1)
-    assert drive(p, USER_JOBS, [("end", 1, 60), ("end", 0, 70), ("submit", 3, 70)]) == [30]
+def test_user_average_uses_the_most_recently_submitted_terminated_jobs():
+    # job 1 was submitted after job 0 but ends first: by submission (the paper's
+    # wording, the default) job 1 is the most recent; by termination, job 0
+    events = [("end", 1, 60), ("end", 0, 70), ("submit", 3, 70)]
+    assert drive(LastKUserAverage(k=1), USER_JOBS, events) == [60]
+    assert drive(LastKUserAverage(k=1, order="end"), USER_JOBS, events) == [30]
+    # a job ending late but submitted before every job in the window is ignored
+    events = [("end", 1, 60), ("end", 2, 90), ("end", 0, 95), ("submit", 3, 95)]
+    assert drive(LastKUserAverage(), USER_JOBS, events) == [75]
+    assert drive(LastKUserAverage(order="end"), USER_JOBS, events) == [60]  # (90 + 30) / 2
 
 
 def test_user_average_immediate_window_needs_equal_estimates():
@@ -151,7 +157,7 @@ def test_user_average_immediate_window_needs_equal_estimates():
     ]
 
 
-@pytest.mark.parametrize("kwargs", [{"k": 0}, {"k": 1.5}, {"window": "extended"}])
+@pytest.mark.parametrize("kwargs", [{"k": 0}, {"k": 1.5}, {"window": "extended"}, {"order": "start"}])
 def test_user_average_rejects_bad_parameters(kwargs):
     with pytest.raises(InvalidConfigError):
         LastKUserAverage(**kwargs)
