@@ -194,41 +194,54 @@ class LastKUserAverage(Predictor):
         super().reset(workload)
         self._user: list[int] = np.asarray(workload.user).tolist()
         self._est: list[float] = self.estimate.tolist()
-        # per user, the k latest terminated jobs as (key, run time, estimate), oldest
-        # first; the key is the job index (= submission order) or a termination counter
-        self._hist: dict[int, list[tuple[int, float, float]]] = {}
+        # per user, the k latest terminated jobs, oldest first, as parallel lists: sort
+        # keys (the job index = submission order, or a termination counter), run times
+        # and estimates
+        self._keys: dict[int, list[int]] = {}
+        self._runs: dict[int, list[float]] = {}
+        self._ests: dict[int, list[float]] = {}
         self._ends = 0
 
     def on_submit(self, job: int, now: float) -> None:
-        hist = self._hist.get(self._user[job])
-        if not hist:
+        runs = self._runs.get(self._user[job])
+        if not runs:
             return  # no history: the estimate (set by reset) stays
-        if self.full and len(hist) < self.k:
+        if self.full and len(runs) < self.k:
             return
         est = self._est[job]
         if self.window == "immediate":
-            for _, _, e in hist:
+            for e in self._ests[self._user[job]]:
                 if e != est:
                     return
-        p = sum(r for _, r, _ in hist) / len(hist)
+        p = sum(runs) / len(runs)
         if p < est:
             self.prediction[job] = p
 
     def on_end(self, job: int, now: float, runtime: float) -> None:
         u = self._user[job]
-        hist = self._hist.get(u)
-        if hist is None:
-            hist = self._hist[u] = []
+        keys = self._keys.get(u)
+        if keys is None:
+            keys, runs, ests = self._keys[u], self._runs[u], self._ests[u] = [], [], []
+        else:
+            runs, ests = self._runs[u], self._ests[u]
         if self.order == "submit":
             key = job
         else:
             key = self._ends
             self._ends += 1
-        if len(hist) == self.k and key < hist[0][0]:
+        if not keys or key > keys[-1]:  # the usual case: the newest so far
+            keys.append(key)
+            runs.append(runtime)
+            ests.append(self._est[job])
+        elif len(keys) == self.k and key < keys[0]:
             return  # older than every job the window holds
-        bisect.insort(hist, (key, runtime, self._est[job]))
-        if len(hist) > self.k:
-            del hist[0]
+        else:
+            i = bisect.bisect(keys, key)
+            keys.insert(i, key)
+            runs.insert(i, runtime)
+            ests.insert(i, self._est[job])
+        if len(keys) > self.k:
+            del keys[0], runs[0], ests[0]
 
     def __repr__(self) -> str:
         return f"LastKUserAverage(k={self.k}, window={self.window!r}, full={self.full}, order={self.order!r})"
