@@ -23,7 +23,10 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from hpcgym.baselines import make_policy, preset_predictor
 from hpcgym.baselines.dispatchers import EXTRA_RULES, EasyBackfilling
@@ -177,12 +180,14 @@ class Reproduction:
         title: the paper.
         run: ``run(workload, extra, predictability, progress) -> JSON-ready result``.
         render: the result as text tables.
+        plot: ``plot(result, path)`` writes the result as a PNG.
     """
 
     name: str
     title: str
     run: Callable[..., dict[str, Any]]
     render: Callable[[dict[str, Any]], str]
+    plot: Callable[[dict[str, Any], str | Path], None]
 
 
 def simulate_preset(
@@ -428,6 +433,54 @@ def render_tsafrir2007(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def plot_tsafrir2007(result: dict[str, Any], path: str | Path) -> None:
+    """One PNG: wait, bounded slowdown and accuracy of every scheduler, ours beside the paper's.
+
+    Raises:
+        ImportError: matplotlib is missing (``pip install hpcgym[plot]``).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    results = result["results"]
+    paper = TSAFRIR2007_PAPER.get(result.get("paper_trace") or "", {})
+    names = [n for n in results if n in paper] or list(results)
+    labels = [results[n].get("paper_name", n) for n in names]
+    x = np.arange(len(names))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
+    for ax, (i, key, label) in zip(
+        axes,
+        (
+            (0, "wait_min", "average wait [min]"),
+            (1, "bsld", "average bounded slowdown"),
+            (2, "accuracy_pct", "accuracy [%]"),
+        ),
+        strict=True,
+    ):
+        ours = [results[n][key] for n in names]
+        bars = ax.bar(x + 0.2, ours, 0.4, label="hpcgym", color="tab:blue")
+        ax.bar_label(bars, fmt="%.3g", fontsize=7)
+        if paper:
+            theirs = [paper[n][i] if n in paper else np.nan for n in names]
+            bars = ax.bar(x - 0.2, theirs, 0.4, label="paper", color="tab:gray")
+            ax.bar_label(bars, fmt="%.3g", fontsize=7)
+        ax.set_xticks(x, labels, rotation=35, ha="right", fontsize=8)
+        ax.set_ylabel(label)
+        ax.grid(axis="y", alpha=0.3)
+        ax.set_axisbelow(True)
+    axes[0].legend(fontsize=8)
+    where = result.get("paper_trace") or result.get("trace")
+    fig.suptitle(
+        f"Tsafrir, Etsion and Feitelson (2007), Tables 2, 3 and 6 on {where}: "
+        f"{result['jobs']:,} jobs, {result['procs']} CPUs"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 REPRODUCTIONS: dict[str, Reproduction] = {
     "tsafrir2007": Reproduction(
         "tsafrir2007",
@@ -435,6 +488,7 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         "rather than user runtime estimates -- Tables 2, 3 and 6",
         run_tsafrir2007,
         render_tsafrir2007,
+        plot_tsafrir2007,
     ),
 }
 """Every paper ``hpcgym reproduce`` knows, by CLI name."""
@@ -455,6 +509,9 @@ def _configure(p: argparse.ArgumentParser) -> None:
         help="also reproduce Tables 4 and 5: predictability of start times (004 section 4; slower)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    p.add_argument(
+        "--plot", type=Path, default=None, help="also write a PNG: ours beside the paper's figures"
+    )
 
 
 def _reproduce(args: argparse.Namespace) -> int:
@@ -482,6 +539,9 @@ def _reproduce(args: argparse.Namespace) -> int:
         predictability_runs=args.predictability,
         progress=lambda line: print(line, file=sys.stderr, flush=True),
     )
+    if args.plot is not None:
+        paper.plot(result, args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
     if args.json:
         print(json.dumps(json_ready(result), allow_nan=False))
     else:
