@@ -132,7 +132,7 @@ class SystemView:
         """Waiting jobs in arrival order (read-only array of job indices)."""
         sim = self._sim
         if self._qver != sim._qver:
-            q = np.fromiter(sim._queue, dtype=np.int64, count=len(sim._queue))
+            q = sim.waiting_jobs()
             q.flags.writeable = False
             self._qcache, self._qver = q, sim._qver
         return self._qcache
@@ -272,6 +272,7 @@ class Simulator:
         self._queue: dict[int, None] = {}
         self._running: dict[int, None] = {}
         self._qver = 0
+        self._queue_lo = 0  # no job below this index waits any more
         self._rver = 0
         self._req_count: dict[int, int] = {}  # multiset of waiting jobs' sizes ...
         self._req_heap: list[int] = []  # ... and a lazy min-heap over it
@@ -397,6 +398,27 @@ class Simulator:
     @property
     def running(self) -> Iterable[int]:
         return self._running.keys()
+
+    def waiting_jobs(self) -> np.ndarray:
+        """Waiting jobs in arrival order, as a new int64 array.
+
+        Jobs are indexed in submission order and arrive in that order, so the waiting
+        jobs in arrival order are the indices whose state is "waiting": numpy finds them
+        at C speed, where iterating the queue in Python would cost microseconds per job
+        on traces whose queue grows to tens of thousands.
+        """
+        queue = self._queue
+        if len(queue) < 512:  # short queues: iterating them beats five numpy calls
+            return np.fromiter(queue, dtype=np.int64, count=len(queue))
+        state = self._state
+        lo = self._queue_lo
+        na = self._next_arrival
+        while state[lo] != 1:  # jobs below it never wait again: amortised O(1)
+            lo += 1
+        self._queue_lo = lo
+        q = np.flatnonzero(state[lo:na] == 1)
+        q += lo
+        return q.astype(np.int64, copy=False)
 
     def has_future_event(self) -> bool:
         """Whether anything is left to happen without a new decision."""

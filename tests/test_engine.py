@@ -141,3 +141,20 @@ def test_an_empty_workload_runs_to_an_empty_schedule(make_workload):
 def test_builtin_dispatchers_satisfy_the_protocol():
     for name in ("fcfs", "sjf-list", "ljf-list", "easy"):
         assert isinstance(make_policy(name), Dispatcher)
+
+
+def test_long_queues_are_listed_in_arrival_order(make_workload):
+    # 1,500 jobs on a 4-processor machine: the queue grows past the length at which the
+    # view switches from iterating the queue to scanning job states
+    jobs = [(float(i // 3), float(1 + (7 * i) % 13), 1 + (i % 4), 20.0) for i in range(1500)]
+    sim = Simulator(make_workload(jobs, 4))
+    dispatcher = make_policy("easy")
+    seen_long = False
+    while sim.advance():
+        q = sim.view.queue
+        assert q.tolist() == list(sim.queue)
+        assert q.dtype == np.int64 and not q.flags.writeable
+        seen_long |= len(q) >= 512
+        sim.start(dispatcher(sim.view))
+    assert seen_long
+    assert sim.done
