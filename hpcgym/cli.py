@@ -78,6 +78,11 @@ def json_ready(value: Any) -> Any:
     return value
 
 
+def to_json(value: Any) -> str:
+    """Strict JSON of a result: NaN and infinities become ``null``, numpy numbers plain ones."""
+    return json.dumps(json_ready(value), default=float, allow_nan=False)
+
+
 def _configure_simulate(p: argparse.ArgumentParser) -> None:
     add_trace_arguments(p)
     p.add_argument("--policy", default="easy", help="dispatcher preset (see `hpcgym policies`)")
@@ -118,7 +123,7 @@ def _simulate(args: argparse.Namespace) -> int:
     if args.schedule_out is not None:
         write_schedule(args.schedule_out, result.schedule)
     if args.json:
-        print(json.dumps(json_ready(result.row), default=float, allow_nan=False))
+        print(to_json(result.row))
     else:
         print(format_table([with_minutes(result.row)], SUMMARY_COLUMNS))
     return 0
@@ -208,7 +213,7 @@ def _demo(args: argparse.Namespace) -> int:
         for predictor in ("walltime", "real")
     ]
     if args.json:
-        print(json.dumps(json_ready(rows), default=float, allow_nan=False))
+        print(to_json(rows))
         return 0
     print(
         f"\n{w.name}: {len(w)} jobs on {w.procs} processors "

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.cli import add_trace_arguments, command, load_trace
+from hpcgym.cli import add_trace_arguments, command, load_trace, to_json
 from hpcgym.runner import SUMMARY_COLUMNS, format_table, run_policy, with_minutes
 from hpcgym.sim import Schedule
 from hpcgym.workload import Workload
@@ -141,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
         plot(args.plot, rows, schedules, f"{w.name}: {len(w)} jobs on {w.procs} processors")
         print(f"wrote {args.plot}", file=sys.stderr)
     if args.json:
-        print(json.dumps(rows, default=float))
+        print(to_json(rows))
     else:
         print(format_table(rows, SUMMARY_COLUMNS))
     return 0

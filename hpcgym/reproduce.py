@@ -18,7 +18,6 @@ processors the classic way (``--extra classic``; see
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable
@@ -30,7 +29,7 @@ import numpy as np
 
 from hpcgym.baselines import make_policy, preset_predictor
 from hpcgym.baselines.dispatchers import EXTRA_RULES, EasyBackfilling
-from hpcgym.cli import add_trace_arguments, command, json_ready, load_trace
+from hpcgym.cli import add_trace_arguments, command, load_trace, to_json
 from hpcgym.errors import InvalidConfigError, UnknownNameError
 from hpcgym.metrics import compute_metrics
 from hpcgym.prediction_metrics import predictability, prediction_metrics
@@ -543,7 +542,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         paper.plot(result, args.plot)
         print(f"wrote {args.plot}", file=sys.stderr)
     if args.json:
-        print(json.dumps(json_ready(result), allow_nan=False))
+        print(to_json(result))
     else:
         print(paper.render(result))
     return 0

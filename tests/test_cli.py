@@ -69,6 +69,14 @@ def test_metrics_over_no_jobs_are_null_not_nan(capsys):
     assert row["mean_wait_s"] is None and row["classes"]["long"]["mean_bsld"] is None
 
 
+def test_compare_json_is_strict_too(capsys):
+    # 5 jobs: no job is measured, so the averages are NaN in the library and null here
+    assert main(["compare", "--jobs", "5", "--policies", "fcfs,easy", "--json"]) == 0
+    rows = strict_json(capsys.readouterr().out)
+    assert [r["policy"] for r in rows] == ["fcfs", "easy"]
+    assert all(r["mean_wait_s"] is None for r in rows)
+
+
 @pytest.mark.parametrize(
     ("given", "name"), [("W", "walltime"), ("w", "walltime"), ("R", "real"), ("oracle", "real")]
 )

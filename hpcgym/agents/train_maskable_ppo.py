@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import random
 import sys
 import time
@@ -33,6 +32,7 @@ import numpy as np
 
 import hpcgym  # noqa: F401 - registers the environment ids
 from hpcgym.baselines import make_policy
+from hpcgym.cli import to_json
 from hpcgym.env import DispatchEnv, DispatcherPolicy, FlattenDispatchObservation, run_episode
 from hpcgym.runner import format_table
 
@@ -208,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "summary": summary,
     }
     if args.json:
-        print(json.dumps(result))
+        print(to_json(result))
     else:
         print(
             f"MaskablePPO, {args.total_timesteps} steps in {train_seconds:.1f} s; means over "
