@@ -585,14 +585,7 @@ class Simulator:
             if predictor.revised:
                 self._rearm()
             if predictor.corrects:  # the expiry alarm, if the job will outlive its prediction
-                alarm = now + float(predictor.prediction[j])
-                if alarm < end:
-                    if alarm > now:
-                        self._alarm[j] = alarm
-                        heapq.heappush(self._events, (alarm, _EXPIRE, self._seq, j))
-                        self._seq += 1
-                    else:
-                        self._arm(j, now)
+                self._arm(j, now)
         if started:
             self._qver += 1
             self._rver += 1
