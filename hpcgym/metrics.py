@@ -61,6 +61,19 @@ def steady_state_mask(submit: np.ndarray, end: np.ndarray, warmup_fraction: floa
     return keep
 
 
+def measured_jobs(schedule: Schedule, include_all: bool = False) -> np.ndarray:
+    """Which jobs of a complete schedule the averages count (see :func:`steady_state_mask`).
+
+    Raises:
+        ValueError: some jobs never started or ended.
+    """
+    if np.isnan(schedule.start).any() or np.isnan(schedule.end).any():
+        raise ValueError("schedule is incomplete: some jobs never started or ended")
+    if include_all:
+        return np.ones(len(schedule.workload), dtype=bool)
+    return steady_state_mask(schedule.workload.submit, schedule.end)
+
+
 def queue_length_distribution(
     submit: np.ndarray, start: np.ndarray, until: float | None = None
 ) -> dict[str, float]:
@@ -131,11 +144,9 @@ def compute_metrics(
     w = schedule.workload
     submit = w.submit
     start, end = schedule.start, schedule.end
-    if np.isnan(start).any() or np.isnan(end).any():
-        raise ValueError("schedule is incomplete: some jobs never started or ended")
+    mask = measured_jobs(schedule, include_all)
     wait = start - submit
     runtime = end - start
-    mask = np.ones(len(w), dtype=bool) if include_all else steady_state_mask(submit, end)
     out: dict[str, Any] = {}
     base = job_metrics(wait[mask], runtime[mask], tau)
     out["jobs_measured"] = base.pop("jobs")

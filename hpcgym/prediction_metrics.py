@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from hpcgym.errors import InvalidConfigError
-from hpcgym.metrics import steady_state_mask
+from hpcgym.metrics import measured_jobs
 from hpcgym.sim import Schedule
 
 
@@ -90,14 +90,6 @@ def corrections_per_job(schedule: Schedule) -> np.ndarray:
     return np.bincount(jobs, minlength=n)
 
 
-def _mask(schedule: Schedule, include_all: bool) -> np.ndarray:
-    if np.isnan(schedule.start).any() or np.isnan(schedule.end).any():
-        raise ValueError("schedule is incomplete: some jobs never started or ended")
-    if include_all:
-        return np.ones(len(schedule.workload), dtype=bool)
-    return steady_state_mask(schedule.workload.submit, schedule.end)
-
-
 def prediction_metrics(schedule: Schedule, *, include_all: bool = False) -> dict[str, Any]:
     """Accuracy and error of the predictions a schedule was planned with.
 
@@ -108,7 +100,7 @@ def prediction_metrics(schedule: Schedule, *, include_all: bool = False) -> dict
         prediction was below / above their run time), ``corrections_mean`` and
         ``corrections_std`` (revisions per job).
     """
-    mask = _mask(schedule, include_all)
+    mask = measured_jobs(schedule, include_all)
     runtime = (schedule.end - schedule.start)[mask]
     first = schedule.first_prediction[mask]
     corr = corrections_per_job(schedule)[mask]
@@ -154,7 +146,7 @@ def predictability(schedule: Schedule, *, include_all: bool = False) -> dict[str
             "preset with record_reservations=True (hpcgym reproduce ... --predictability)"
         )
     res = np.asarray(res, dtype=np.float64)
-    mask = _mask(schedule, include_all)
+    mask = measured_jobs(schedule, include_all)
     n = int(mask.sum())
     has = mask & ~np.isnan(res)
     diff = schedule.start[has] - res[has]
