@@ -5,9 +5,13 @@ Definitions (design card):
 * wait = start - submit; response = wait + runtime;
 * slowdown = (wait + runtime) / runtime, over jobs with runtime > 0;
 * bounded slowdown = max(1, (wait + runtime) / max(tau, runtime)), tau = 10 s;
-* averages leave out warm-up and cool-down as in Tsafrir et al. (2007): the first 1 %
-  of terminated jobs and the jobs that terminate after the last arrival
-  (``include_all=True`` keeps every job);
+* averages are over a *measured set* of jobs, named in every result
+  (``measured_set``, see :data:`MEASURED_SETS`): by default 004's steady state (Tsafrir
+  et al. 2007), which leaves out the first 1 % of terminated jobs and the jobs that
+  terminate after the last arrival; ``include_all=True`` keeps every job. 004's set
+  depends on the schedule, so two policies run on one workload are in general
+  averaged over different jobs: side-by-side tables (``hpcgym compare``) average every
+  policy over one common set instead (:func:`common_measured_jobs`);
 * utilization = busy processor-seconds / (processors x makespan), makespan = last end -
   first submit;
 * queue length: number of waiting jobs over time, time-weighted over the makespan;
@@ -23,7 +27,27 @@ from typing import Any
 
 import numpy as np
 
+from hpcgym.errors import InvalidConfigError
 from hpcgym.sim import Schedule
+
+MEASURED_SETS = {
+    "steady-state": "004's rule: the first 1 % of jobs to end and every job ending after the last "
+    "arrival are left out",
+    "trimmed": "the first and the last 1 % of jobs by submission are left out",
+    "all": "every job",
+}
+"""The job sets averages can be taken over, by name, with what each leaves out.
+
+``steady-state`` (the default of a single run) is Tsafrir et al. (2007)'s: it depends on
+the run's end times, so it differs between policies. ``trimmed`` is decided from the
+workload alone, so it is the same set for every policy run on one workload.
+"""
+
+SMALL_SET_JOBS = 100
+"""A measured set of fewer jobs than this gets a note: its averages are noisy."""
+
+SMALL_SET_SHARE = 0.5
+"""A measured set of less than this share of the jobs gets a note: it may not represent them."""
 
 TAU = 10.0
 """Bounded-slowdown threshold in seconds."""
@@ -61,17 +85,139 @@ def steady_state_mask(submit: np.ndarray, end: np.ndarray, warmup_fraction: floa
     return keep
 
 
-def measured_jobs(schedule: Schedule, include_all: bool = False) -> np.ndarray:
-    """Which jobs of a complete schedule the averages count (see :func:`steady_state_mask`).
+def trimmed_mask(submit: np.ndarray, fraction: float = 0.01) -> np.ndarray:
+    """Jobs counted by the ``trimmed`` set: all but the first and the last 1 % by submission.
+
+    A stand-in for 004's warm-up and cool-down decided from the workload alone, so that
+    every policy run on one workload is averaged over the same jobs. Warm-up: the first
+    ``int(fraction * n)`` jobs to arrive (004 leaves out as many, but the first to *end*,
+    which depends on the schedule). Cool-down: as many of the last jobs to arrive; 004
+    leaves out the jobs *ending* after the last arrival, which a policy that lets its
+    queue grow (FCFS on an overloaded trace) turns into a large share of the jobs, and
+    exactly the ones it made wait longest. Every arrival up to those is measured,
+    however late the policy runs it. Ties in submit time keep job order.
+
+    >>> trimmed_mask(np.arange(200.0)).sum(), trimmed_mask(np.arange(200.0))[[0, 1, 2, 197, 198, 199]]
+    (np.int64(196), array([False, False,  True,  True, False, False]))
+    """
+    n = len(submit)
+    keep = np.ones(n, dtype=bool)
+    k = int(fraction * n)
+    if k:
+        order = np.argsort(submit, kind="stable")
+        keep[order[:k]] = False
+        keep[order[n - k :]] = False
+    return keep
+
+
+def _check_complete(schedule: Schedule) -> None:
+    if np.isnan(schedule.start).any() or np.isnan(schedule.end).any():
+        raise ValueError("schedule is incomplete: some jobs never started or ended")
+
+
+def _measure_name(include_all: bool, measure: str | None) -> str:
+    name = "all" if include_all else (measure or "steady-state")
+    if name not in MEASURED_SETS:
+        raise InvalidConfigError(f"measure: unknown measured set {name!r}; known: {', '.join(MEASURED_SETS)}")
+    return name
+
+
+def measured_jobs(
+    schedule: Schedule,
+    include_all: bool = False,
+    *,
+    measure: str | None = None,
+    jobs: np.ndarray | None = None,
+) -> np.ndarray:
+    """Which jobs of a complete schedule the averages count.
+
+    Args:
+        schedule: a complete schedule.
+        include_all: every job (the same as ``measure="all"``).
+        measure: a name of :data:`MEASURED_SETS`; by default ``steady-state``
+            (:func:`steady_state_mask`).
+        jobs: the set itself (a boolean mask over the jobs), e.g. one that
+            :func:`common_measured_jobs` chose for several runs; overrides the rest.
 
     Raises:
         ValueError: some jobs never started or ended.
+        InvalidConfigError: ``measure`` is not known, or ``jobs`` is not a mask of the jobs.
     """
-    if np.isnan(schedule.start).any() or np.isnan(schedule.end).any():
-        raise ValueError("schedule is incomplete: some jobs never started or ended")
-    if include_all:
-        return np.ones(len(schedule.workload), dtype=bool)
+    _check_complete(schedule)
+    n = len(schedule.workload)
+    if jobs is not None:
+        mask = np.asarray(jobs)
+        if mask.dtype != np.bool_ or mask.shape != (n,):
+            raise InvalidConfigError(
+                f"jobs: the measured set must be a boolean mask of the {n} jobs, "
+                f"got dtype {mask.dtype} and shape {mask.shape}"
+            )
+        return mask
+    name = _measure_name(include_all, measure)
+    if name == "all":
+        return np.ones(n, dtype=bool)
+    if name == "trimmed":
+        return trimmed_mask(schedule.workload.submit)
     return steady_state_mask(schedule.workload.submit, schedule.end)
+
+
+def common_measured_jobs(schedules: Sequence[Schedule], measure: str = "trimmed") -> np.ndarray:
+    """One measured set for several runs of one workload, so their averages compare like with like.
+
+    ``trimmed`` and ``all`` are decided by the workload alone. ``steady-state`` is the
+    intersection of every run's own 004 set: the jobs that none of the runs leaves out.
+
+    Raises:
+        InvalidConfigError: no schedules, runs of different workloads, or an unknown ``measure``.
+    """
+    if not schedules:
+        raise InvalidConfigError("schedules: a common measured set needs at least one run")
+    n = len(schedules[0].workload)
+    first = schedules[0].workload
+    for s in schedules[1:]:
+        if len(s.workload) != n or not np.array_equal(s.workload.submit, first.submit):
+            raise InvalidConfigError(
+                "schedules: a common measured set needs runs of one workload "
+                f"(got {len(s.workload)} jobs beside {n}, or other submit times)"
+            )
+    name = _measure_name(False, measure)
+    mask = np.ones(n, dtype=bool)
+    for s in schedules if name == "steady-state" else schedules[:1]:
+        mask &= measured_jobs(s, measure=name)
+    return mask
+
+
+def measurement_notes(jobs_measured: int, jobs_total: int, measure: str) -> list[str]:
+    """Sentences a report prints under its averages when the measured set explains them.
+
+    Empty when the set is large enough (at least :data:`SMALL_SET_JOBS` jobs and
+    :data:`SMALL_SET_SHARE` of them). ``measure`` names the set (:data:`MEASURED_SETS`).
+
+    >>> measurement_notes(0, 5, "steady-state")[0][:60]
+    'no job measured: all 5 jobs fall in the steady-state exclusi'
+    >>> measurement_notes(9_000, 10_000, "trimmed")
+    []
+    """
+    rule = MEASURED_SETS.get(measure, measure)
+    if jobs_total == 0:
+        return ["no job to measure: the workload is empty"]
+    if jobs_measured == 0:
+        return [
+            f"no job measured: all {jobs_total:,} jobs fall in the {measure} exclusion ({rule}); "
+            "use --include-all (include_all=True) to average over every job"
+        ]
+    share = jobs_measured / jobs_total
+    if jobs_measured == jobs_total:
+        if jobs_measured < SMALL_SET_JOBS:
+            return [f"only {jobs_measured:,} jobs are measured: averages over so few jobs are noisy"]
+        return []
+    if jobs_measured < SMALL_SET_JOBS or share < SMALL_SET_SHARE:
+        return [
+            f"only {jobs_measured:,} of {jobs_total:,} jobs ({100 * share:.0f} %) are measured "
+            f"({measure}: {rule}): averages over so few of the jobs are noisy or unrepresentative; "
+            "--include-all (include_all=True) averages over every job"
+        ]
+    return []
 
 
 def queue_length_distribution(
@@ -125,6 +271,8 @@ def compute_metrics(
     schedule: Schedule,
     *,
     include_all: bool = False,
+    measure: str | None = None,
+    jobs: np.ndarray | None = None,
     tau: float = TAU,
     class_edges: Sequence[float] = CLASS_EDGES,
 ) -> dict[str, Any]:
@@ -133,21 +281,29 @@ def compute_metrics(
     Args:
         schedule: a complete schedule.
         include_all: average over every job instead of leaving out warm-up/cool-down.
+        measure: the measured set by name (:data:`MEASURED_SETS`; default
+            ``steady-state``), or the name of ``jobs``.
+        jobs: the measured set itself, a boolean mask over the jobs (as
+            :func:`common_measured_jobs` gives for several runs of one workload).
         tau: bounded-slowdown threshold (s).
         class_edges: short/medium and medium/long boundaries (s).
 
     Returns:
-        A dict with ``jobs_measured``, ``mean_wait_s``, ``mean_slowdown``, ``mean_bsld``,
-        ``max_wait_s``, ``utilization``, ``makespan_s``, ``queue_length`` (time-weighted
-        mean/median/p95/max) and ``classes`` (short/medium/long: jobs, mean wait, mean bsld).
+        A dict with ``measured_set`` (the set's name), ``jobs_measured``, ``mean_wait_s``,
+        ``mean_slowdown``, ``mean_bsld``, ``max_wait_s``, ``utilization``,
+        ``makespan_s``, ``queue_length`` (time-weighted mean/median/p95/max),
+        ``classes`` (short/medium/long: jobs, mean wait, mean bsld), ``killed`` and
+        ``notes`` (:func:`measurement_notes`: why the averages are NaN or rest on few jobs).
+        Utilization, makespan and the queue are about the whole run, whatever the set.
     """
     w = schedule.workload
     submit = w.submit
     start, end = schedule.start, schedule.end
-    mask = measured_jobs(schedule, include_all)
+    mask = measured_jobs(schedule, include_all, measure=measure, jobs=jobs)
+    name = (measure or "given") if jobs is not None else _measure_name(include_all, measure)
     wait = start - submit
     runtime = end - start
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"measured_set": name}
     base = job_metrics(wait[mask], runtime[mask], tau)
     out["jobs_measured"] = base.pop("jobs")
     out.update(base)
@@ -156,7 +312,7 @@ def compute_metrics(
     busy = float((runtime * w.procs_req).sum())
     out["utilization"] = busy / (w.procs * makespan) if makespan > 0 else 0.0
     out["makespan_s"] = makespan
-    out["queue_length"] = queue_length_distribution(submit, start, until=float(end.max()))
+    out["queue_length"] = queue_length_distribution(submit, start, until=float(end.max()) if len(w) else None)
     lo, hi = class_edges
     classes = {
         "short": runtime < lo,
@@ -167,4 +323,67 @@ def compute_metrics(
         name: job_metrics(wait[mask & sel], runtime[mask & sel], tau) for name, sel in classes.items()
     }
     out["killed"] = int(schedule.killed.sum())
+    out["notes"] = measurement_notes(out["jobs_measured"], len(w), name)
     return out
+
+
+def paired_difference_ci(
+    values: Sequence[float] | np.ndarray,
+    reference: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 9999,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """Mean of the paired differences ``values - reference`` and its bootstrap confidence interval.
+
+    The evaluation protocol's comparison (design card): each policy's per-window figure
+    minus the reference policy's on the same window, with a BCa bootstrap interval from
+    :func:`scipy.stats.bootstrap` (``pip install 'hpcgym[stats]'``). A claim that a policy
+    beats the reference needs an interval that excludes 0.
+
+    Returns:
+        ``(mean, low, high)``; the interval is ``(mean, mean)`` when every difference is
+        the same and NaN with fewer than two pairs.
+
+    Raises:
+        InvalidConfigError: the two sequences differ in length or ``confidence`` is not in (0, 1).
+        ImportError: scipy is missing.
+
+    >>> mean, low, high = paired_difference_ci([3.0, 5.0, 4.0, 6.0, 5.5], [1.0, 2.0, 2.5, 2.0, 3.0])
+    >>> round(mean, 2), bool(0 < low < mean < high)
+    (2.6, True)
+    """
+    a = np.asarray(values, dtype=np.float64)
+    b = np.asarray(reference, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise InvalidConfigError(
+            "values, reference: paired differences need two sequences of one length, "
+            f"got {a.shape} and {b.shape}"
+        )
+    if not 0.0 < confidence < 1.0:
+        raise InvalidConfigError(f"confidence: must be in (0, 1), got {confidence}")
+    diff = a - b
+    if len(diff) == 0:
+        return float("nan"), float("nan"), float("nan")
+    mean = float(diff.mean())
+    if len(diff) < 2:
+        return mean, float("nan"), float("nan")
+    if np.all(diff == diff[0]):
+        return mean, mean, mean
+    try:
+        from scipy.stats import bootstrap
+    except ImportError as err:
+        raise ImportError(
+            "confidence intervals need scipy, which is not installed: pip install 'hpcgym[stats]'"
+        ) from err
+    res = bootstrap(
+        (diff,),
+        np.mean,
+        confidence_level=confidence,
+        n_resamples=n_resamples,
+        method="BCa",
+        rng=np.random.default_rng(seed),
+    )
+    ci = res.confidence_interval
+    return mean, float(ci.low), float(ci.high)

@@ -90,8 +90,13 @@ def corrections_per_job(schedule: Schedule) -> np.ndarray:
     return np.bincount(jobs, minlength=n)
 
 
-def prediction_metrics(schedule: Schedule, *, include_all: bool = False) -> dict[str, Any]:
+def prediction_metrics(
+    schedule: Schedule, *, include_all: bool = False, jobs: np.ndarray | None = None
+) -> dict[str, Any]:
     """Accuracy and error of the predictions a schedule was planned with.
+
+    Averaged over the jobs :func:`hpcgym.metrics.measured_jobs` chooses (``jobs``: a
+    measured set given as a boolean mask, e.g. the common set of ``hpcgym compare``).
 
     Returns:
         ``accuracy`` (mean time-weighted accuracy, 0-1), ``accuracy_at_submit``
@@ -100,7 +105,7 @@ def prediction_metrics(schedule: Schedule, *, include_all: bool = False) -> dict
         prediction was below / above their run time), ``corrections_mean`` and
         ``corrections_std`` (revisions per job).
     """
-    mask = measured_jobs(schedule, include_all)
+    mask = measured_jobs(schedule, include_all, jobs=jobs)
     runtime = (schedule.end - schedule.start)[mask]
     first = schedule.first_prediction[mask]
     corr = corrections_per_job(schedule)[mask]

@@ -8,14 +8,21 @@ import numpy as np
 import pytest
 
 from hpcgym.baselines import make_policy
+from hpcgym.errors import InvalidConfigError
 from hpcgym.metrics import (
+    MEASURED_SETS,
     TAU,
     bounded_slowdown,
+    common_measured_jobs,
     compute_metrics,
     job_metrics,
+    measured_jobs,
+    measurement_notes,
+    paired_difference_ci,
     queue_length_distribution,
     slowdown,
     steady_state_mask,
+    trimmed_mask,
 )
 from hpcgym.sim import Schedule, Simulator
 
@@ -170,3 +177,146 @@ def test_an_incomplete_schedule_is_refused(three_jobs):
     three_jobs.start[1] = np.nan
     with pytest.raises(ValueError, match="incomplete"):
         compute_metrics(three_jobs)
+
+
+# ------------------------------------------------------------ measured sets
+def test_trimmed_set_leaves_out_the_first_and_last_arrivals_whatever_the_schedule(make_workload):
+    """200 jobs submitted out of job order: the 2 earliest and the 2 latest by submit time go."""
+    submit = np.arange(200.0) * 10
+    submit[[5, 150]] = submit[[150, 5]]  # job 150 is the 6th to arrive, job 5 the 151st
+    submit[[0, 199]] = submit[[199, 0]]  # job 199 arrives first, job 0 last
+    kept = trimmed_mask(submit)
+    assert sorted(np.flatnonzero(~kept)) == [0, 1, 198, 199]
+    assert kept[5] and kept[150]
+    # decided by the workload alone: two schedules of it have the same set
+    w = make_workload([(t, 100, 1, 100) for t in np.sort(submit)], 8)
+    fast = schedule_of(w, w.submit, w.submit + 100)
+    slow = schedule_of(w, w.submit + 5000, w.submit + 5100)  # everything ends after the last arrival
+    np.testing.assert_array_equal(measured_jobs(fast, measure="trimmed"), measured_jobs(slow, measure="trimmed"))
+    assert measured_jobs(slow).sum() == 0  # 004's rule keeps none of the slow run's jobs
+    assert compute_metrics(slow, measure="trimmed")["jobs_measured"] == 196
+
+
+def test_trimmed_set_ties_keep_job_order_and_small_workloads_keep_every_job():
+    kept = trimmed_mask(np.zeros(300))  # 1 % of 300 = 3 jobs at each end
+    assert sorted(np.flatnonzero(~kept)) == [0, 1, 2, 297, 298, 299]
+    assert trimmed_mask(np.arange(99.0)).all()  # 1 % of 99 jobs is 0 jobs
+    assert trimmed_mask(np.zeros(0)).shape == (0,)
+
+
+def test_measured_set_names_and_errors(three_jobs):
+    assert set(MEASURED_SETS) == {"steady-state", "trimmed", "all"}
+    assert compute_metrics(three_jobs)["measured_set"] == "steady-state"
+    assert compute_metrics(three_jobs, include_all=True)["measured_set"] == "all"
+    assert compute_metrics(three_jobs, measure="all")["jobs_measured"] == 3
+    with pytest.raises(InvalidConfigError, match="unknown measured set 'some'.*steady-state, trimmed, all"):
+        compute_metrics(three_jobs, measure="some")
+    with pytest.raises(InvalidConfigError, match="boolean mask of the 3 jobs"):
+        compute_metrics(three_jobs, jobs=np.array([1, 0, 1]))
+
+
+def test_an_explicit_measured_set_is_averaged_exactly(three_jobs):
+    jobs = np.array([False, True, True])
+    m = compute_metrics(three_jobs, jobs=jobs, measure="mine")
+    assert (m["measured_set"], m["jobs_measured"]) == ("mine", 2)
+    assert m["mean_wait_s"] == pytest.approx((40 + 80) / 2)  # waits of jobs 1 and 2
+    assert m["max_wait_s"] == 80
+    assert m["mean_bsld"] == pytest.approx((4.5 + 3680 / 3600) / 2)
+
+
+def test_common_steady_state_set_is_the_intersection_of_the_runs(make_workload):
+    """Job i arrives at 10 i and runs 5 s, so job 9 always ends after the last arrival (90);
+    run A also ends job 7 after it, run B job 8."""
+    n = 10
+    w = make_workload([(10.0 * i, 5, 1, 5) for i in range(n)], 4)
+    end_a = w.submit + 5
+    end_a[7] = 1000
+    end_b = w.submit + 5
+    end_b[8] = 1000
+    a = schedule_of(w, end_a - 5, end_a)
+    b = schedule_of(w, end_b - 5, end_b)
+    assert sorted(np.flatnonzero(~measured_jobs(a))) == [7, 9]  # 10 jobs: no warm-up
+    assert sorted(np.flatnonzero(~measured_jobs(b))) == [8, 9]
+    common = common_measured_jobs([a, b], "steady-state")
+    assert sorted(np.flatnonzero(~common)) == [7, 8, 9]
+    np.testing.assert_array_equal(common_measured_jobs([a, b], "trimmed"), trimmed_mask(w.submit))
+    assert common_measured_jobs([a, b], "all").all()
+    other = make_workload([(10.0 * i, 5, 1, 5) for i in range(n + 1)], 4)
+    with pytest.raises(InvalidConfigError, match="runs of one workload"):
+        common_measured_jobs([a, schedule_of(other, other.submit, other.submit + 5)])
+    with pytest.raises(InvalidConfigError, match="at least one run"):
+        common_measured_jobs([])
+
+
+def test_notes_say_why_an_average_is_missing_or_thin():
+    (none,) = measurement_notes(0, 5, "steady-state")
+    assert none.startswith("no job measured: all 5 jobs fall in the steady-state exclusion")
+    assert "after the last arrival" in none and "--include-all" in none
+    (thin,) = measurement_notes(4_000, 10_000, "steady-state")  # 40 % < 50 %
+    assert thin.startswith("only 4,000 of 10,000 jobs (40 %) are measured")
+    (few,) = measurement_notes(60, 70, "trimmed")  # 86 %, but under 100 jobs
+    assert "only 60 of 70 jobs" in few
+    assert measurement_notes(5, 5, "all") == ["only 5 jobs are measured: averages over so few jobs are noisy"]
+    assert measurement_notes(5_100, 10_000, "steady-state") == []
+    assert measurement_notes(0, 0, "all") == ["no job to measure: the workload is empty"]
+
+
+def test_a_five_job_run_says_why_it_has_no_average(make_workload):
+    w = make_workload([(i, 100, 1, 100) for i in range(5)], 8)  # all five end after the last arrival
+    m = compute_metrics(Simulator(w).run(make_policy("fcfs")))
+    assert m["jobs_measured"] == 0 and math.isnan(m["mean_wait_s"])
+    assert m["notes"] and m["notes"][0].startswith("no job measured: all 5 jobs")
+
+
+# ------------------------------------------- the env and simulate: one definition
+@pytest.mark.parametrize("include_all", [True, False])
+def test_env_episode_metrics_are_simulates_for_the_same_window(include_all):
+    """The env's final metrics and ``simulate --offset --jobs`` on one window (no warm start).
+
+    They once seemed to disagree (bsld 19.42 against 13.73): the env averages every job of
+    its window by default (``include_all=True``, the jobs its rewards add up), ``simulate``
+    004's steady state. Each result names its set; with the same set they are equal.
+    """
+    from hpcgym.env import DispatchEnv, DispatcherPolicy, run_episode
+    from hpcgym.runner import run_policy
+
+    env = DispatchEnv(window_jobs=300, window_size=None, include_all=include_all)
+    final = run_episode(env, DispatcherPolicy(make_policy("easy"), env), options={"offset": 7_800})["metrics"]
+    row = run_policy(env.trace.window(300, 7_800), "easy", include_all=include_all).row
+    assert final["measured_set"] == row["measured_set"] == ("all" if include_all else "steady-state")
+    for key in ("jobs_measured", "mean_wait_s", "mean_bsld", "mean_slowdown", "utilization"):
+        assert final[key] == pytest.approx(row[key], rel=1e-12), key
+    if include_all:
+        steady = run_policy(env.trace.window(300, 7_800), "easy").row
+        assert steady["jobs_measured"] < final["jobs_measured"] == 300
+        assert steady["mean_bsld"] != pytest.approx(final["mean_bsld"], rel=0.05)  # the gap named above
+
+
+# ------------------------------------------------- confidence intervals (scipy)
+def test_paired_difference_ci_brackets_a_clear_shift():
+    pytest.importorskip("scipy")
+    rng = np.random.default_rng(3)
+    base = rng.uniform(5, 50, size=30)
+    better = base - 2.0 + rng.normal(0, 0.5, size=30)
+    mean, low, high = paired_difference_ci(better, base)
+    assert mean == pytest.approx(float(np.mean(better - base)))
+    assert low < mean < high < 0  # the interval excludes 0: a real improvement
+    noise = base + rng.normal(0, 1.0, size=30)
+    _, low, high = paired_difference_ci(noise - noise.mean() + base.mean(), base)
+    assert low < 0 < high  # no shift: the interval contains 0
+    assert paired_difference_ci(better, base) == paired_difference_ci(better, base)  # seeded
+
+
+def test_paired_difference_ci_edge_cases(monkeypatch):
+    assert paired_difference_ci([3.0, 4.0], [1.0, 2.0]) == (2.0, 2.0, 2.0)  # every difference the same
+    mean, low, high = paired_difference_ci([3.0], [1.0])
+    assert mean == 2.0 and math.isnan(low) and math.isnan(high)
+    with pytest.raises(InvalidConfigError, match="one length"):
+        paired_difference_ci([1.0, 2.0], [1.0])
+    with pytest.raises(InvalidConfigError, match="confidence"):
+        paired_difference_ci([1.0, 2.0], [0.0, 0.5], confidence=95)
+    import sys
+
+    monkeypatch.setitem(sys.modules, "scipy.stats", None)  # as if scipy were not installed
+    with pytest.raises(ImportError, match=r"pip install 'hpcgym\[stats\]'"):
+        paired_difference_ci([1.0, 2.0, 4.0], [0.0, 0.5, 1.0])

@@ -554,6 +554,15 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         )
 
     def _episode_metrics(self) -> dict[str, Any]:
+        """The window's metrics: :func:`~hpcgym.metrics.compute_metrics`, as ``hpcgym simulate`` reports them.
+
+        ``measured_set`` names the jobs averaged: ``all`` (every window job, the jobs the
+        dense rewards add up; the default ``include_all=True``) or ``steady-state`` (004's
+        warm-up/cool-down rule, ``simulate``'s default). The same window gives the same
+        figures as ``simulate --offset i --jobs N`` (with ``--include-all`` for ``all``)
+        unless ``warm_start`` is on: then the window's jobs share the machine with the
+        jobs a full replay had running and waiting, so the schedule itself differs.
+        """
         return compute_metrics(self.schedule(), include_all=self.config.scoring.include_all)
 
     @property
