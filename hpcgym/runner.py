@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
 from hpcgym.metrics import compute_metrics
@@ -85,30 +89,54 @@ def run_policy(
     return RunResult(schedule, row)
 
 
-def format_table(rows: list[dict[str, Any]], columns: list[tuple[str, str, str]]) -> str:
-    """A plain-text table: ``columns`` are (key, header, format) triples."""
-    cells = [[h for _, h, _ in columns]]
-    for r in rows:
-        cells.append(
-            [format(r[k], f) if isinstance(r[k], (int, float)) else str(r[k]) for k, _, f in columns]
-        )
-    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
-    lines = []
-    for i, row in enumerate(cells):
-        lines.append(
-            "  ".join(
-                c.rjust(w) if j else c.ljust(w) for j, (c, w) in enumerate(zip(row, widths, strict=True))
-            )
-        )
-        if i == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+def _cell(value: Any, spec: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"  # a mean over no job; the notes under the table say why
+    if spec and isinstance(value, (int, float, np.integer, np.floating)):
+        return format(value, spec)
+    return str(value)
+
+
+def format_table(
+    rows: Sequence[dict[str, Any]],
+    columns: Sequence[tuple[str, str, str]],
+    notes: Sequence[str] = (),
+) -> str:
+    """A plain-text table (tabulate's ``simple`` style), then its notes.
+
+    Args:
+        rows: one dict per line.
+        columns: ``(key, header, format spec)`` triples; a column with a format spec is
+            numeric (right-aligned), a missing value or NaN is shown as ``-``.
+        notes: sentences printed under the table as ``note: ...``, after the rows' own
+            ``notes`` (the measured-set notes of :func:`hpcgym.metrics.compute_metrics`);
+            each distinct note once.
+
+    >>> columns = [("policy", "policy", ""), ("bsld", "bsld", ".2f")]
+    >>> print(format_table([{"policy": "easy", "bsld": 2.345}], columns))
+    policy      bsld
+    --------  ------
+    easy        2.35
+    """
+    from tabulate import tabulate
+
+    body = [[_cell(r.get(key), spec) for key, _, spec in columns] for r in rows]
+    text = tabulate(
+        body,
+        headers=[header for _, header, _ in columns],
+        tablefmt="simple",
+        disable_numparse=True,
+        colalign=["right" if spec else "left" for _, _, spec in columns],
+    )
+    every = [n for r in rows for n in r.get("notes", ())] + list(notes)
+    lines = [f"note: {n}" for n in dict.fromkeys(every)]
+    return "\n".join([text, *lines])
 
 
 SUMMARY_COLUMNS = [
     ("policy", "policy", ""),
     ("predictor", "predictor", ""),
-    ("jobs_measured", "jobs", "d"),
+    ("jobs_measured", "measured", ",d"),
     ("mean_wait_min", "wait [min]", ".1f"),
     ("mean_slowdown", "slowdown", ".2f"),
     ("mean_bsld", "bsld", ".2f"),
