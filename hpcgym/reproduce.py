@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,10 +31,13 @@ from hpcgym.baselines import make_policy, preset_predictor
 from hpcgym.baselines.dispatchers import EXTRA_RULES, EasyBackfilling
 from hpcgym.cli import add_trace_arguments, command, load_trace, to_json
 from hpcgym.errors import InvalidConfigError, UnknownNameError
-from hpcgym.metrics import compute_metrics
+from hpcgym.metrics import compute_metrics, measurement_notes
 from hpcgym.prediction_metrics import predictability, prediction_metrics
 from hpcgym.sim import Simulator
 from hpcgym.workload import Workload
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PAPER_LABELS = {
     "easy": "EASY",
@@ -350,14 +353,33 @@ def _fmt(value: float | None, metric: str, paper: bool = False) -> str:
     return f"{value:.1f}"
 
 
+def _text_table(cells: list[list[str]]) -> str:
+    """``cells[0]`` as the header, the first column left-aligned and the others right (tabulate)."""
+    from tabulate import tabulate
+
+    n = len(cells[0])
+    return tabulate(
+        cells[1:],
+        headers=cells[0],
+        tablefmt="simple",
+        disable_numparse=True,
+        colalign=["left"] + ["right"] * (n - 1),
+        preserve_whitespace=True,  # the paper's rows are indented under ours
+    )
+
+
 def render_tsafrir2007(result: dict[str, Any]) -> str:
     """The three tables as text, ours and (when known) the paper's figures per metric."""
     lines = [
         f"Tsafrir, Etsion and Feitelson (2007) on {result['trace']}: {result['jobs']:,} jobs, "
         f"{result['procs']} CPUs, EASY extra processors: {result['extra']}",
-        "(averages leave out warm-up and cool-down; changes are relative to EASY, the paper's computed "
-        "from its rounded figures)",
+        "(averages leave out warm-up and cool-down as the paper does: each scheduler's own first 1 % of "
+        "jobs to end and jobs ending after the last arrival, so the sets differ a little, see 'jobs "
+        "measured'; changes are relative to EASY, the paper's computed from its rounded figures)",
     ]
+    for policy, r in result["results"].items():
+        for note in measurement_notes(int(r.get("jobs_measured", 0)), int(result["jobs"]), "steady-state"):
+            lines.append(f"note: {PAPER_LABELS.get(policy, policy)}: {note}")
     for number, table in result["tables"].items():
         labels = table["labels"]
         cells: list[list[str]] = [["", *labels]]
@@ -394,17 +416,9 @@ def render_tsafrir2007(result: dict[str, Any]) -> str:
                         for c in table["columns"]
                     ]
                 )
-        widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
-        lines += ["", _TITLES[number]]
-        for i, r in enumerate(cells):
-            lines.append(
-                "  ".join(
-                    c.ljust(w) if j == 0 else c.rjust(w)
-                    for j, (c, w) in enumerate(zip(r, widths, strict=True))
-                )
-            )
-            if i == 0:
-                lines.append("  ".join("-" * w for w in widths))
+        measured = [f"{result['results'][c].get('jobs_measured', 0):,}" for c in table["columns"]]
+        cells.append(["jobs measured", *measured])
+        lines += ["", _TITLES[number], _text_table(cells)]
     pred = result.get("predictability")
     if pred:
         lines += [
@@ -419,36 +433,39 @@ def render_tsafrir2007(result: dict[str, Any]) -> str:
             cells.append([PAPER_LABELS.get(c, c)] + [f"{v:.1f}" for v in p["ours"]])
             if p["paper"]:
                 cells.append(["  paper"] + [f"{v:g}" for v in p["paper"]])
-        widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
-        for i, r in enumerate(cells):
-            lines.append(
-                "  ".join(
-                    c.ljust(w) if j == 0 else c.rjust(w)
-                    for j, (c, w) in enumerate(zip(r, widths, strict=True))
-                )
-            )
-            if i == 0:
-                lines.append("  ".join("-" * w for w in widths))
+        lines.append(_text_table(cells))
     return "\n".join(lines)
 
 
 def plot_tsafrir2007(result: dict[str, Any], path: str | Path) -> None:
-    """One PNG: wait, bounded slowdown and accuracy of every scheduler, ours beside the paper's.
+    """Write :func:`tsafrir2007_figure` to ``path`` in the format of its suffix (png, pdf, svg).
 
     Raises:
-        ImportError: matplotlib is missing (``pip install hpcgym[plot]``).
+        ImportError: matplotlib is missing (``pip install 'hpcgym[plot]'``).
     """
-    import matplotlib
+    tsafrir2007_figure(result).savefig(path, dpi=100)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def tsafrir2007_figure(result: dict[str, Any]) -> Figure:
+    """Wait, bounded slowdown and accuracy of every scheduler, ours beside the paper's.
+
+    Three panels of horizontal bars sharing the schedulers' names, so no label overlaps
+    another. A :class:`matplotlib.figure.Figure` of its own: no pyplot state, no change
+    of backend.
+
+    Raises:
+        ImportError: matplotlib is missing (``pip install 'hpcgym[plot]'``).
+    """
+    from matplotlib.figure import Figure
 
     results = result["results"]
     paper = TSAFRIR2007_PAPER.get(result.get("paper_trace") or "", {})
     names = [n for n in results if n in paper] or list(results)
     labels = [results[n].get("paper_name", n) for n in names]
-    x = np.arange(len(names))
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.4))
+    y = np.arange(len(names))
+    height = 0.4 if paper else 0.7
+    fig = Figure(figsize=(11, 0.42 * len(names) + 2.2), dpi=100, layout="constrained")
+    axes = fig.subplots(1, 3, sharey=True)
     for ax, (i, key, label) in zip(
         axes,
         (
@@ -458,26 +475,34 @@ def plot_tsafrir2007(result: dict[str, Any], path: str | Path) -> None:
         ),
         strict=True,
     ):
-        ours = [results[n][key] for n in names]
-        bars = ax.bar(x + 0.2, ours, 0.4, label="hpcgym", color="tab:blue")
-        ax.bar_label(bars, fmt="%.3g", fontsize=7)
+        ours = [float(results[n][key]) for n in names]
+        offset = height / 2 if paper else 0.0
+        bars = ax.barh(y - offset, ours, height, label="hpcgym", color="tab:blue")
+        ax.bar_label(bars, fmt="%.3g", fontsize=8, padding=2)
         if paper:
-            theirs = [paper[n][i] if n in paper else np.nan for n in names]
-            bars = ax.bar(x - 0.2, theirs, 0.4, label="paper", color="tab:gray")
-            ax.bar_label(bars, fmt="%.3g", fontsize=7)
-        ax.set_xticks(x, labels, rotation=35, ha="right", fontsize=8)
-        ax.set_ylabel(label)
-        ax.grid(axis="y", alpha=0.3)
+            theirs = [paper[n][i] for n in names]
+            bars = ax.barh(y + offset, theirs, height, label="paper", color="0.65")
+            ax.bar_label(bars, fmt="%g", fontsize=8, padding=2, color="0.3")
+        ax.set_xlabel(label, fontsize=10)
+        ax.margins(x=0.18)
+        ax.grid(axis="x", alpha=0.3)
         ax.set_axisbelow(True)
-    axes[0].legend(fontsize=8)
+    axes[0].set_yticks(y, labels, fontsize=10)
+    axes[0].invert_yaxis()  # the paper's order, top to bottom
+    if paper:
+        fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=2, fontsize=9)
+    counts = [int(r["jobs_measured"]) for r in results.values() if "jobs_measured" in r]
+    measured = ""
+    if counts:
+        span = f"{min(counts):,}" if min(counts) == max(counts) else f"{min(counts):,}-{max(counts):,}"
+        measured = f"; each averaged over its own 004 set of {span} jobs"
     where = result.get("paper_trace") or result.get("trace")
     fig.suptitle(
         f"Tsafrir, Etsion and Feitelson (2007), Tables 2, 3 and 6 on {where}: "
-        f"{result['jobs']:,} jobs, {result['procs']} CPUs"
+        f"{result['jobs']:,} jobs, {result['procs']:,} CPUs{measured}",
+        fontsize=10,
     )
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
 
 
 REPRODUCTIONS: dict[str, Reproduction] = {
