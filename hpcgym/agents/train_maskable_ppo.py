@@ -165,30 +165,77 @@ def evaluate(model: Any, args: Args) -> list[dict[str, Any]]:
     return rows
 
 
-def _summary(m: dict[str, Any]) -> dict[str, float]:
+def _summary(m: dict[str, Any]) -> dict[str, Any]:
     return {
         "mean_bsld": float(m["mean_bsld"]),
         "mean_wait_min": float(m["mean_wait_s"]) / 60.0,
         "utilization": float(m["utilization"]),
+        "jobs_measured": int(m["jobs_measured"]),
+        "measured_set": m["measured_set"],
     }
 
 
-def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Means over the evaluation windows, one row per policy."""
+def summarize(rows: list[dict[str, Any]], reference: str = "easy") -> list[dict[str, Any]]:
+    """Means over the evaluation windows, one row per policy.
+
+    Each row also has ``jobs_measured`` (summed over the windows) and, against
+    ``reference`` on the same windows, ``bsld_diff`` (mean paired difference of the
+    window means) with its 95 % bootstrap interval ``bsld_diff_low``/``bsld_diff_high``
+    (:func:`hpcgym.metrics.paired_difference_ci`; NaN without scipy).
+    """
+    from hpcgym.metrics import paired_difference_ci
+
+    by_offset = {r["offset"]: r["mean_bsld"] for r in rows if r["policy"] == reference}
     out = []
     for name in dict.fromkeys(r["policy"] for r in rows):
         mine = [r for r in rows if r["policy"] == name]
-        out.append(
-            {
-                "policy": name,
-                "windows": len(mine),
-                **{
-                    k: float(np.mean([r[k] for r in mine]))
-                    for k in ("mean_bsld", "mean_wait_min", "utilization")
-                },
-            }
-        )
+        row: dict[str, Any] = {
+            "policy": name,
+            "windows": len(mine),
+            "jobs_measured": sum(r["jobs_measured"] for r in mine),
+            "measured_set": "/".join(dict.fromkeys(r["measured_set"] for r in mine)),
+            **{
+                k: float(np.mean([r[k] for r in mine])) for k in ("mean_bsld", "mean_wait_min", "utilization")
+            },
+        }
+        paired = [(r["mean_bsld"], by_offset[r["offset"]]) for r in mine if r["offset"] in by_offset]
+        nan = float("nan")
+        diff = low = high = nan
+        if paired and name != reference:
+            try:
+                diff, low, high = paired_difference_ci(*zip(*paired, strict=True), seed=0)
+            except ImportError:  # scipy is optional: the difference without its interval
+                diff = float(np.mean([a - b for a, b in paired]))
+        row.update(bsld_diff=diff, bsld_diff_low=low, bsld_diff_high=high)
+        if not np.isfinite(diff):
+            row["bsld_vs_reference"] = "-"
+        elif np.isfinite(low):
+            row["bsld_vs_reference"] = f"{diff:+.2f} [{low:+.2f}, {high:+.2f}]"
+        else:
+            row["bsld_vs_reference"] = f"{diff:+.2f}"
+        out.append(row)
     return out
+
+
+def table_notes(rows: list[dict[str, Any]], reference: str = "easy") -> list[str]:
+    """What the summary table averages over, and a note when the policies' job sets differ."""
+    counts = {r["policy"]: (r["measured_set"], r["jobs_measured"]) for r in rows}
+    notes = []
+    if len(set(counts.values())) == 1:
+        (measured_set, jobs), *_ = counts.values()
+        notes.append(
+            f"every policy is averaged over the same {jobs:,} jobs ({measured_set} jobs of each window)"
+        )
+    else:
+        notes.append(
+            "the policies are averaged over different job sets: "
+            + ", ".join(f"{p} {n:,} ({s})" for p, (s, n) in counts.items())
+        )
+    notes.append(
+        f"bsld - {reference}: mean over the windows of each window's difference, with its 95 % "
+        "bootstrap confidence interval (an interval that excludes 0 is a difference)"
+    )
+    return notes
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
@@ -217,11 +264,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         columns = [
             ("policy", "policy", ""),
             ("windows", "windows", "d"),
+            ("jobs_measured", "measured", ",d"),
             ("mean_bsld", "bsld", ".2f"),
+            ("bsld_vs_reference", "bsld - easy [95 % CI]", ""),
             ("mean_wait_min", "wait [min]", ".1f"),
             ("utilization", "util", ".3f"),
         ]
-        print(format_table(summary, columns))
+        print(format_table(summary, columns, notes=table_notes(summary)))
     sys.stdout.flush()
     return result
 
