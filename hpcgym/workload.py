@@ -412,8 +412,8 @@ class Workload:
                 "submit, runtime, procs_req and estimate must have one entry per job; got lengths "
                 f"{n}, {len(runtime_a)}, {len(size)}, {len(estimate_a)}"
             )
-        for name, col in (("submit", submit_a), ("runtime", runtime_a)):
-            _first_bad(name, col, ~(np.isfinite(col) & (col >= 0)), "finite and >= 0 (seconds)")
+        for column, values in (("submit", submit_a), ("runtime", runtime_a)):
+            _first_bad(column, values, ~(np.isfinite(values) & (values >= 0)), "finite and >= 0 (seconds)")
         _first_bad(
             "estimate", estimate_a, ~(np.isfinite(estimate_a) & (estimate_a > 0)), "finite and > 0 (seconds)"
         )
