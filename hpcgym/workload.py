@@ -110,6 +110,9 @@ DROP_TOO_LARGE = "size > machine"
 DROP_PARTITION = "partition not selected"
 DEFAULT_ESTIMATE_KEY = "DefaultEstimate"
 """Header key in which :func:`write_swf` records the estimate of jobs without one."""
+MACHINE_SOURCE_KEY = "MaxProcsSource"
+"""Header key in which :func:`write_swf` says ``MaxProcs`` is the simulated machine's size, which
+:func:`read_swf` then keeps even for a file named like a trace of :data:`KNOWN_MACHINES`."""
 DEFAULT_TRACE = "SDSC-SP2-1998-4.2-cln-first10k.swf.gz"
 """File name of the slice of SDSC-SP2 shipped as package data (first 10,000 jobs)."""
 
@@ -913,7 +916,7 @@ def _machine_size(
     """The machine size and where it came from; adds what the user should know to notes/warnings."""
     if procs is not None:
         return procs, "argument"
-    known = known_machine(name)
+    known = None if MACHINE_SOURCE_KEY in entries else known_machine(name)
     if known is not None:
         size, source = known
         stated = {key: entries[key][1] for key in ("MaxProcs", "MaxNodes") if key in entries}
@@ -974,8 +977,10 @@ def write_swf(
     reflects load scaling). With ``start`` (one start time per job, e.g. a simulated
     schedule) field 3 (wait) becomes ``start - submit``. The estimate given to jobs
     without one goes into a ``DefaultEstimate`` header line, since a window of a trace
-    would otherwise get a different default when read back. Reading the file back with
-    :func:`read_swf` gives the same columns.
+    would otherwise get a different default when read back; ``MaxProcs`` is the
+    workload's machine size, marked by a ``MaxProcsSource`` line as hpcgym's so that
+    reading the file back keeps it. Reading the file back with :func:`read_swf` gives
+    the same columns and machine.
     """
     rows = np.array(workload.raw, dtype=np.float64, copy=True)
     rows[:, 1] = workload.submit
@@ -983,6 +988,7 @@ def write_swf(
         rows[:, 2] = np.asarray(start, dtype=np.float64) - workload.submit
     hdr = dict(workload.header if header is None else header)
     hdr["MaxProcs"] = str(workload.procs)
+    hdr[MACHINE_SOURCE_KEY] = "hpcgym (the simulated machine; read_swf keeps MaxProcs)"
     hdr.pop(DEFAULT_ESTIMATE_KEY, None)
     missing = rows[:, 8] <= 0
     if missing.any():

@@ -268,6 +268,16 @@ def test_every_known_machine_applies_by_file_name(swf, name, procs):
     assert {size for size, _ in KNOWN_MACHINES.values()} == {128, 512, 100, 1152}
 
 
+def test_a_written_file_keeps_its_machine_size_whatever_its_name(tmp_path, swf):
+    lines = ["; MaxProcs: 338", swf_line(1, 0, 10, 8), swf_line(2, 1, 10, 4)]
+    w = read_swf(swf(*lines, name="CTC-SP2-1996-3.1-cln.swf"), procs=338)
+    path = tmp_path / "CTC-SP2-1996-3.1-cln-at-338.swf"
+    write_swf(path, w)
+    back = read_swf(path)
+    assert (back.procs, back.report.procs_source, back.report.notes) == (338, "MaxProcs", ())
+    assert back.header["MaxProcsSource"].startswith("hpcgym")
+
+
 def test_a_header_that_agrees_with_the_paper_needs_no_note():
     w = load_default()  # SDSC-SP2: the header and 004 Table 1 both say 128
     assert (w.procs, w.report.procs_source, w.report.notes) == (128, "MaxProcs", ())
