@@ -107,7 +107,7 @@ DROP_RUNTIME = "runtime < 0 (cancelled before start)"
 DROP_NO_SUBMIT = "submit time missing (-1)"
 DROP_SIZE = "size <= 0"
 DROP_TOO_LARGE = "size > machine"
-DROP_PARTITION = "partition not selected"
+DROP_PARTITION = "partition not selected (field 16)"
 DEFAULT_ESTIMATE_KEY = "DefaultEstimate"
 """Header key in which :func:`write_swf` records the estimate of jobs without one."""
 MACHINE_SOURCE_KEY = "MaxProcsSource"
@@ -804,11 +804,8 @@ def read_swf(
 
     drop_large = candidates & (size > procs)
     keep = candidates & ~drop_large
-    part_reason = (
-        DROP_PARTITION if parts is None else f"partition not in {', '.join(map(str, parts))} (field 16)"
-    )
     dropped = {
-        part_reason: int(drop_part.sum()),
+        DROP_PARTITION: int(drop_part.sum()),
         DROP_RUNTIME: int(drop_runtime.sum()),
         DROP_NO_SUBMIT: int(drop_submit.sum()),
         DROP_SIZE: int(drop_size.sum()),
@@ -958,7 +955,7 @@ def _nothing_left(
     if parts is not None:
         values, counts = np.unique(data[:, 15].astype(np.int64), return_counts=True)
         present = ", ".join(f"{v} ({c} jobs)" for v, c in zip(values.tolist(), counts.tolist(), strict=True))
-        message += f"; partitions in the trace: {present}"
+        message += f"; partitions selected: {', '.join(map(str, parts))}; in the trace: {present}"
     if dropped.get(DROP_TOO_LARGE):
         message += "; a larger machine (--procs N) would keep the jobs dropped as too large"
     return message

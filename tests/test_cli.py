@@ -281,12 +281,12 @@ def test_partition_filter(capsys, tmp_path):
     row = simulate_json(capsys, "--trace", str(path), "--partition", "2")
     assert row["jobs_simulated"] == 20
     assert row["load_report"]["partitions"] == [2]
-    assert row["dropped_by_reason"] == {"partition not in 2 (field 16)": 20}
+    assert row["dropped_by_reason"] == {"partition not selected (field 16)": 20}
     assert simulate_json(capsys, "--trace", str(path), "--partition", "1,2")["jobs_simulated"] == 40
     assert main(["simulate", "--trace", str(path), "--partition", "3"]) == 2
     err = capsys.readouterr().err
     assert f"hpcgym: error: {path}: no jobs to simulate" in err
-    assert "partitions in the trace: 1 (20 jobs), 2 (20 jobs)" in err
+    assert "partitions selected: 3; in the trace: 1 (20 jobs), 2 (20 jobs)" in err
     assert main(["simulate", "--trace", str(path), "--partition", "x"]) == 2
     assert "--partition: 'x' is not a partition number" in capsys.readouterr().err
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hpcgym.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError, TraceWarning
 from hpcgym.workload import (
     DROP_NO_SUBMIT,
+    DROP_PARTITION,
     DROP_RUNTIME,
     DROP_SIZE,
     DROP_TOO_LARGE,
@@ -300,7 +301,7 @@ def test_partitions_filter_jobs_and_count_the_others(swf):
     w = read_swf(path, partitions=[1, 3])
     np.testing.assert_array_equal(w.job_id, [1, 3, 4])
     assert w.report.partitions == (1, 3)
-    assert dict(w.report.dropped) == {"partition not in 1, 3 (field 16)": 2, DROP_RUNTIME: 1}
+    assert dict(w.report.dropped) == {DROP_PARTITION: 2, DROP_RUNTIME: 1}
     assert "partitions kept: 1, 3" in str(w.report)
     assert any("whole machine's" in note for note in w.report.notes)
     assert len(read_swf(path, partitions=2)) == 2
@@ -309,8 +310,10 @@ def test_partitions_filter_jobs_and_count_the_others(swf):
     with pytest.raises(EmptyWorkloadError) as info:
         read_swf(path, partitions=[9])
     message = str(info.value)
-    assert message.startswith(f"{path}: no jobs to simulate") and "partition not in 9" in message
-    assert "partitions in the trace: 1 (3 jobs), 2 (2 jobs), 3 (1 jobs)" in message
+    assert message.startswith(
+        f"{path}: no jobs to simulate: all 6 job lines were dropped: 6 {DROP_PARTITION}"
+    )
+    assert "partitions selected: 9; in the trace: 1 (3 jobs), 2 (2 jobs), 3 (1 jobs)" in message
     for bad in ([], ["a"], [1.5], True):
         with pytest.raises(InvalidConfigError, match="partition"):
             read_swf(path, partitions=bad)
