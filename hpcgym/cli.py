@@ -2,6 +2,12 @@
 
 Subcommands are small functions registered in :data:`COMMANDS`; other modules add
 theirs with :func:`command`.
+
+Errors: every failure hpcgym anticipates raises an :class:`~hpcgym.errors.HpcGymError`
+naming the file and line or the parameter and what it accepts; :func:`main` prints it as
+``hpcgym: error: ...`` (no traceback) and exits with status 2, as argparse does for its
+own usage errors. Unreadable files (``OSError``) are reported the same way. Anything else
+is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -9,12 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from hpcgym.errors import HpcGymError
+from hpcgym import __version__
+from hpcgym.errors import HpcGymError, InvalidConfigError, TraceWarning
 
 Handler = Callable[[argparse.Namespace], int]
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Handler, str]] = {}
@@ -36,31 +45,84 @@ def command(
 
 
 def add_trace_arguments(p: argparse.ArgumentParser) -> None:
-    """``--trace --procs --jobs --offset --load``, shared by every command that reads a trace."""
+    """``--trace --procs --jobs --offset --load --default-estimate --partition``, for every trace reader."""
     p.add_argument(
         "--trace",
         type=Path,
         default=None,
         help="SWF file, plain or .gz (default: the bundled slice of SDSC-SP2)",
     )
-    p.add_argument("--procs", type=int, default=None, help="machine size (default: the header's MaxProcs)")
+    p.add_argument(
+        "--procs",
+        type=int,
+        default=None,
+        help="machine size in processors (default: the papers' size for a known trace, else the "
+        "header's MaxProcs or MaxNodes, else the largest job, with a warning)",
+    )
     p.add_argument("--jobs", type=int, default=None, help="simulate only this many jobs")
     p.add_argument("--offset", type=int, default=0, help="skip this many jobs first")
     p.add_argument(
         "--load", type=float, default=1.0, help="multiply the offered load (inter-arrival times / F)"
     )
+    p.add_argument(
+        "--default-estimate",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="estimate of jobs without one (default: the header's DefaultEstimate, else the "
+        "largest estimate in the trace, else the longest run time; the load report says which)",
+    )
+    p.add_argument(
+        "--partition",
+        default=None,
+        metavar="N[,M...]",
+        help="keep only jobs of these partitions (SWF field 16); the others are dropped and counted",
+    )
+
+
+def parse_partitions(text: str | None) -> tuple[int, ...] | None:
+    """``--partition``'s value (``"1"``, ``"1,2"``) as partition numbers.
+
+    >>> parse_partitions("2,1")
+    (1, 2)
+    """
+    if text is None:
+        return None
+    try:
+        parts = tuple(sorted({int(item) for item in text.split(",")}))
+    except ValueError:
+        raise InvalidConfigError(
+            f"--partition: {text!r} is not a partition number or a comma-separated list of them "
+            "(SWF field 16, e.g. 1 or 1,2)"
+        ) from None
+    return parts
 
 
 def load_trace(args: argparse.Namespace) -> Any:
-    """The workload the trace arguments describe."""
+    """The workload the trace arguments describe.
+
+    Problems the reader warns about (:class:`~hpcgym.errors.TraceWarning`: odd values in
+    unused fields, a guessed machine size) are in the load report, which every command
+    prints on stderr, so they are not printed a second time as Python warnings. If the
+    dispatcher kernels are not compiled yet, this says so on stderr and compiles them.
+    """
+    from hpcgym._compile import announce_compilation
     from hpcgym.workload import default_trace_path, read_swf
 
     path = args.trace if args.trace is not None else default_trace_path()
-    w = read_swf(path, procs=args.procs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        w = read_swf(
+            path,
+            procs=args.procs,
+            default_estimate=getattr(args, "default_estimate", None),
+            partitions=parse_partitions(getattr(args, "partition", None)),
+        )
     if args.offset or args.jobs is not None:
         w = w.window(args.jobs, args.offset)
     if args.load != 1.0:
         w = w.scale_load(args.load)
+    announce_compilation()
     return w
 
 
@@ -95,7 +157,10 @@ def _configure_simulate(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument(
-        "--schedule-out", type=Path, default=None, help="write every job's schedule (.csv, or .swf/.swf.gz)"
+        "--schedule-out",
+        type=Path,
+        default=None,
+        help=f"write every job's schedule ({', '.join(SCHEDULE_SUFFIXES)}: CSV, JSON records or SWF)",
     )
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument(
@@ -106,10 +171,15 @@ def _configure_simulate(p: argparse.ArgumentParser) -> None:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from hpcgym.baselines import preset_predictor
     from hpcgym.runner import SUMMARY_COLUMNS, format_table, run_policy, with_minutes
 
+    # arguments first, before a trace is read and simulated
+    preset_predictor(args.policy, args.predictor)  # UnknownNameError, InvalidConfigError
+    if args.schedule_out is not None:
+        check_schedule_path(args.schedule_out)
     w = load_trace(args)
-    if not args.json and w.report is not None:
+    if w.report is not None:
         print(w.report, file=sys.stderr)
     result = run_policy(
         w,
@@ -129,25 +199,52 @@ def _simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+SCHEDULE_SUFFIXES = (".csv", ".json", ".swf", ".swf.gz")
+"""File types ``--schedule-out`` writes, by suffix."""
+SCHEDULE_COLUMNS = ("job_id", "submit", "start", "end", "procs", "estimate", "wait")
+
+
+def check_schedule_path(path: Path) -> None:
+    """Raise unless ``path`` ends in a suffix of :data:`SCHEDULE_SUFFIXES` and its folder exists."""
+    if not path.name.lower().endswith(SCHEDULE_SUFFIXES):
+        raise InvalidConfigError(
+            f"--schedule-out {path}: unknown file type; use one of {', '.join(SCHEDULE_SUFFIXES)}"
+        )
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise InvalidConfigError(f"--schedule-out {path}: no such directory: {parent}")
+
+
 def write_schedule(path: Path, schedule: Any) -> None:
-    """Per-job results as CSV (``job_id,submit,start,end,procs,estimate,wait``) or SWF."""
+    """Per-job results as CSV, JSON records (``job_id, submit, start, end, procs, estimate, wait``) or SWF."""
     import numpy as np
 
     from hpcgym.workload import write_swf
 
+    check_schedule_path(path)
     w = schedule.workload
-    if path.name.endswith((".swf", ".swf.gz")):
+    name = path.name.lower()
+    if name.endswith((".swf", ".swf.gz")):
         write_swf(path, w, start=schedule.start)
         return
-    table = np.column_stack(
-        [w.job_id, w.submit, schedule.start, schedule.end, w.procs_req, w.estimate, schedule.wait]
-    )
+    columns = [w.job_id, w.submit, schedule.start, schedule.end, w.procs_req, w.estimate, schedule.wait]
+    if name.endswith(".json"):
+        whole = {"job_id", "procs"}
+        records = [
+            {
+                key: int(value) if key in whole else float(value)
+                for key, value in zip(SCHEDULE_COLUMNS, row, strict=True)
+            }
+            for row in zip(*(np.asarray(c).tolist() for c in columns), strict=True)
+        ]
+        path.write_text(to_json(records) + "\n")
+        return
     np.savetxt(
         path,
-        table,
+        np.column_stack(columns),
         fmt="%.17g",
         delimiter=",",
-        header="job_id,submit,start,end,procs,estimate,wait",
+        header=",".join(SCHEDULE_COLUMNS),
         comments="",
     )
 
@@ -235,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hpcgym", description="HPC job-dispatch simulator, baselines and Gymnasium environment"
     )
+    parser.add_argument("--version", action="version", version=f"hpcgym {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (configure, handler, help) in COMMANDS.items():
         p = sub.add_parser(name, help=help, description=help)
@@ -256,11 +354,21 @@ def _load_plugins() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``hpcgym`` command."""
+    """Entry point of the ``hpcgym`` command: 0 on success, 2 on a usage or input error."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(argv)  # exits 2 on argparse's own usage errors
     try:
         return int(args.handler(args))
-    except (HpcGymError, OSError) as err:  # bad input, missing or unreadable files
+    except HpcGymError as err:  # bad input: the message names the file/line or the parameter
         print(f"hpcgym: error: {err}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # stdout closed early (``hpcgym ... | head``): not an error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's final flush does not fail too
+        return 1
+    except OSError as err:  # missing or unreadable files (FileNotFoundError, IsADirectoryError, ...)
+        print(f"hpcgym: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("hpcgym: interrupted", file=sys.stderr)
+        return 130

@@ -1,4 +1,4 @@
-"""One exception hierarchy for everything hpcgym raises on purpose."""
+"""One exception hierarchy for everything hpcgym raises on purpose, and its warning category."""
 
 from __future__ import annotations
 
@@ -17,6 +17,13 @@ class TraceFormatError(HpcGymError, ValueError):
         super().__init__(f"{where}: {message}")
 
 
+class EmptyWorkloadError(HpcGymError, ValueError):
+    """There are no jobs to simulate: an empty trace, or every job was dropped or filtered out.
+
+    The message names the file (when there is one) and what was dropped, by reason.
+    """
+
+
 class InvalidConfigError(HpcGymError, ValueError):
     """A configuration value is out of range; the message names the parameter."""
 
@@ -30,3 +37,11 @@ class UnknownNameError(HpcGymError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0]) if self.args else ""
+
+
+class MissingExtraError(HpcGymError, ImportError):
+    """An optional dependency is not installed; the message names the ``pip install`` that adds it."""
+
+
+class TraceWarning(UserWarning):
+    """A trace reads, but something in it deserves a look (odd values, a guessed machine size)."""

@@ -49,6 +49,8 @@ first and correction last, so ``+pcor`` corrects the scaled prediction.
 from __future__ import annotations
 
 import bisect
+import functools
+import inspect
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -179,10 +181,13 @@ class LastKUserAverage(Predictor):
 
     def __init__(self, k: int = 2, window: str = "all", full: bool = False, order: str = "submit") -> None:
         super().__init__()
-        if int(k) != k or k < 1:
-            raise InvalidConfigError(f"user-avg: k must be a positive integer, got {k!r}")
+        whole = isinstance(k, (int, float, np.integer, np.floating)) and not isinstance(k, (bool, np.bool_))
+        if not whole or not np.isfinite(k) or int(k) != k or k < 1:
+            raise InvalidConfigError(f"user-avg: k must be a positive integer (1, 2, ...), got {k!r}")
         if window not in ("all", "immediate"):
             raise InvalidConfigError(f"user-avg: window must be 'all' or 'immediate', got {window!r}")
+        if not isinstance(full, (bool, np.bool_)):
+            raise InvalidConfigError(f"user-avg: full must be true or false, got {full!r}")
         if order not in ("submit", "end"):
             raise InvalidConfigError(f"user-avg: order must be 'submit' or 'end', got {order!r}")
         self.k = int(k)
@@ -280,6 +285,11 @@ class ProfilePredictor(Predictor):
 
     def __init__(self, name_prefix: Callable[[Any], Hashable] | None = None) -> None:
         super().__init__()
+        if name_prefix is not None and not callable(name_prefix):
+            raise InvalidConfigError(
+                "profile: name_prefix must be a function of the job name (Python API only), "
+                f"got {name_prefix!r}"
+            )
         self.name_prefix = name_prefix
         self.rule: np.ndarray = np.zeros(0, dtype=np.int8)
 
@@ -535,6 +545,24 @@ def resolve_predictor_name(name: str) -> str:
     return key
 
 
+def predictor_parameters(name: str) -> tuple[str, ...] | None:
+    """The ``key=value`` parameters the predictor ``name`` takes (``None``: not known, any).
+
+    >>> predictor_parameters("user-avg")
+    ('k', 'window', 'full', 'order')
+    >>> predictor_parameters("W")
+    ()
+    """
+    factory = _PREDICTORS[resolve_predictor_name(name)][0]
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # a builtin or an object without a signature
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
 def _parse_value(text: str) -> object:
     low = text.lower()
     if low in ("true", "false"):
@@ -559,20 +587,39 @@ def make_predictor(name: str) -> Predictor:
     >>> make_predictor("user-avg+pcor+x2").name
     'user-avg+x2+pcor'
     """
+    if not isinstance(name, str):
+        raise InvalidConfigError(f"predictor must be a name (hpcgym predictors), got {name!r}")
     base, *mods = (part.strip() for part in name.split("+"))
     base_name, _, params = base.partition(":")
     key = resolve_predictor_name(base_name.strip())
+    accepted = predictor_parameters(key)
+    takes = (
+        "takes no parameters"
+        if accepted == ()
+        else f"takes {', '.join(accepted)}"
+        if accepted
+        else "takes the parameters of its constructor"
+    )
     kwargs: dict[str, object] = {}
     if params.strip():
         for item in params.split(","):
             k, eq, v = item.partition("=")
-            if not eq or not k.strip():
-                raise InvalidConfigError(f"predictor {name!r}: parameter {item!r} is not key=value")
-            kwargs[k.strip()] = _parse_value(v.strip())
+            k = k.strip()
+            if not eq or not k:
+                raise InvalidConfigError(
+                    f"predictor {name!r}: parameter {item.strip()!r} is not key=value ({key} {takes})"
+                )
+            if accepted is not None and k not in accepted:
+                raise InvalidConfigError(f"predictor {name!r}: unknown parameter {k!r} ({key} {takes})")
+            if k in kwargs:
+                raise InvalidConfigError(f"predictor {name!r}: parameter {k!r} is given twice")
+            kwargs[k] = _parse_value(v.strip())
     try:
         predictor = _PREDICTORS[key][0](**kwargs)
-    except TypeError as err:
+    except InvalidConfigError as err:
         raise InvalidConfigError(f"predictor {name!r}: {err}") from err
+    except TypeError as err:  # a factory without a signature that rejects a keyword
+        raise InvalidConfigError(f"predictor {name!r}: {err} ({key} {takes})") from err
     if params.strip():
         predictor.name = f"{key}:{','.join(item.strip() for item in params.split(','))}"
     else:
@@ -585,9 +632,14 @@ def make_predictor(name: str) -> Predictor:
             correct = True
         elif m.startswith("x"):
             try:
-                factor *= float(m[1:])
+                value = float(m[1:])
             except ValueError:
-                raise InvalidConfigError(f"predictor {name!r}: modifier {mod!r} is not x<factor>") from None
+                value = float("nan")
+            if not (np.isfinite(value) and value > 0):
+                raise InvalidConfigError(
+                    f"predictor {name!r}: modifier {mod!r} is not x<factor> with a positive factor (e.g. +x2)"
+                )
+            factor *= value
         else:
             raise InvalidConfigError(
                 f"predictor {name!r}: unknown modifier {mod!r} (use +x<factor> or +pcor)"
@@ -610,7 +662,7 @@ register_predictor(
 )
 register_predictor(
     "user-avg-imm",
-    lambda **kw: LastKUserAverage(**{"window": "immediate", **kw}),
+    functools.partial(LastKUserAverage, window="immediate"),
     "user-avg, 'immediate' window: history used only if its estimates equal the job's (Tsafrir 2007 s.4)",
 )
 register_predictor(

@@ -58,9 +58,6 @@ TSAFRIR2007_TABLES: dict[str, tuple[str, ...]] = {
 }
 """Table number -> the presets in its columns, EASY first (the reference)."""
 
-TSAFRIR2007_MACHINES = {"SDSC": 128, "CTC": 512, "KTH": 100, "BLUE": 1152}
-"""004 Table 1: CPUs of each trace's machine."""
-
 # 004 Tables 2, 3 and 6: (average wait [min], average bounded slowdown, accuracy [%]);
 # None where the paper gives no figure (Table 2 omits the accuracy of nothing, Table 3 has
 # no EASY_PCOR and so on: every scheduler appears in at least one of the three tables).
@@ -544,19 +541,11 @@ def _reproduce(args: argparse.Namespace) -> int:
         raise UnknownNameError(f"unknown paper {args.paper!r}; known: {', '.join(REPRODUCTIONS)}")
     if args.trace is None:
         raise InvalidConfigError("reproduce needs --trace (one of the paper's traces, e.g. SDSC-SP2)")
-    key = paper_trace_key(args.trace.name)
-    if args.procs is None and key is not None:
-        args.procs = TSAFRIR2007_MACHINES[key]
+    # the paper's machine size (Table 1) comes from read_swf's table of known machines,
+    # which notes it in the load report with its source
     workload = load_trace(args)
     if workload.report is not None:
         print(workload.report, file=sys.stderr)
-    header = workload.header.get("MaxProcs", "").split()
-    if key is not None and header and header[0] != str(workload.procs):
-        print(
-            f"note: simulating {workload.procs} CPUs (the paper's Table 1 machine; the file's header "
-            f"says MaxProcs {header[0]}; --procs overrides)",
-            file=sys.stderr,
-        )
     result = paper.run(
         workload,
         extra=args.extra,

@@ -10,9 +10,11 @@ from typing import Any
 import numpy as np
 
 from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
+from hpcgym.errors import EmptyWorkloadError, InvalidConfigError
 from hpcgym.metrics import compute_metrics
 from hpcgym.prediction_metrics import prediction_metrics
-from hpcgym.sim import Schedule, Simulator
+from hpcgym.predictors import make_predictor
+from hpcgym.sim import Dispatcher, Schedule, Simulator
 from hpcgym.workload import Workload
 
 
@@ -24,9 +26,19 @@ class RunResult:
     row: dict[str, Any]
 
 
+def dispatcher_name(policy: Any) -> str:
+    """The report name of a dispatcher callable: its ``name``, else its ``__name__``, else its type's."""
+    name = getattr(policy, "name", None)
+    if not isinstance(name, str) or not name:
+        name = getattr(policy, "__name__", None)
+    if not isinstance(name, str) or not name:
+        name = type(policy).__name__
+    return name
+
+
 def run_policy(
     workload: Workload,
-    policy: str,
+    policy: str | Dispatcher,
     predictor: str | None = None,
     *,
     kill_at_estimate: bool = False,
@@ -34,26 +46,53 @@ def run_policy(
     progress: bool | None = None,
     via_env: bool = False,
 ) -> RunResult:
-    """Simulate ``workload`` under the preset ``policy`` and compute its metrics.
+    """Simulate ``workload`` under ``policy`` and compute its metrics.
 
     Args:
         workload: the jobs (and machine size).
-        policy: a preset name (``hpcgym policies``).
-        predictor: a predictor name (``hpcgym predictors``); by default the preset's own.
+        policy: a preset name (``hpcgym policies``) or any dispatcher callable
+            (:class:`~hpcgym.sim.Dispatcher`: ``view -> jobs to start``); the report names
+            a callable by its ``name`` attribute, else its ``__name__``.
+        predictor: a predictor name (``hpcgym predictors``); by default the preset's own
+            (``walltime`` for a callable).
         kill_at_estimate: end jobs at their estimate.
         include_all: averages over every job (no warm-up/cool-down exclusion).
         progress: progress bar on stderr (default: only on a terminal, for big traces).
         via_env: run the policy as an agent acting through the Gymnasium environment
             (:func:`hpcgym.env.run_via_env`) instead of directly; the schedule and the
-            row are the same, apart from the timing fields.
+            row are the same, apart from the timing fields. Presets only.
 
     Returns:
         The schedule and one report row: ``trace, policy, predictor, procs, jobs_read,
         jobs_simulated, jobs_dropped, mean_wait_s, mean_slowdown, mean_bsld,
-        utilization, makespan_s, sim_seconds, jobs_per_second`` and more.
+        utilization, makespan_s, sim_seconds, jobs_per_second, load_report`` and more.
+
+    Raises:
+        EmptyWorkloadError: the workload has no jobs.
+        UnknownNameError: ``policy`` or ``predictor`` is not a registered name.
+        InvalidConfigError: ``policy`` is neither a name nor callable, or ``via_env``
+            with a callable.
     """
-    name = resolve_policy_name(policy)
-    pred = preset_predictor(name, predictor)
+    if len(workload) == 0:
+        where = f" of {workload.report.path}" if workload.report is not None else ""
+        raise EmptyWorkloadError(f"workload {workload.name!r}{where} has no jobs to simulate")
+    if isinstance(policy, str):
+        name = resolve_policy_name(policy)
+        pred = preset_predictor(name, predictor)
+        dispatcher: Dispatcher | None = None
+    elif callable(policy):
+        if via_env:
+            raise InvalidConfigError(
+                "via_env: only a preset name runs through the environment, got a "
+                f"{type(policy).__name__}; run it directly (via_env=False)"
+            )
+        name = dispatcher_name(policy)
+        pred = make_predictor(predictor if predictor is not None else "walltime")
+        dispatcher = policy
+    else:
+        raise InvalidConfigError(
+            f"policy must be a preset name (hpcgym policies) or a dispatcher callable, got {policy!r}"
+        )
     pred_name = pred.name
     if via_env:
         from hpcgym.env.adapters import run_via_env
@@ -61,7 +100,7 @@ def run_policy(
         schedule = run_via_env(workload, name, predictor, kill_at_estimate=kill_at_estimate)
     else:
         sim = Simulator(workload, predictor=pred, kill_at_estimate=kill_at_estimate)
-        schedule = sim.run(make_policy(name), progress=progress)
+        schedule = sim.run(dispatcher if dispatcher is not None else make_policy(name), progress=progress)
     schedule.policy = name
     metrics = compute_metrics(schedule, include_all=include_all)
     report = workload.report
@@ -78,6 +117,7 @@ def run_policy(
         "load_factor": report.load_factor if report else 1.0,
         "kill_at_estimate": kill_at_estimate,
         "include_all": include_all,
+        "load_report": report.to_dict() if report else None,
     }
     row.update(metrics)
     row["prediction"] = prediction_metrics(schedule, include_all=include_all)

@@ -8,12 +8,27 @@ every line read and every job dropped, by reason. Nothing is dropped silently.
 SWF rules (see the field table in ``traces/README.md``):
 
 * requested processors = field 8 if > 0, else field 5 (allocated processors);
-* estimate = field 9 if > 0, else ``default_estimate``;
-* a job with run time < 0 (cancelled before it ran), no submit time (-1, as in the
-  cancelled jobs of LLNL-Thunder), size <= 0, or size larger than the machine is
-  dropped and counted in the report, under the first of these reasons that applies;
-* a malformed line (wrong field count, a field that is not a number, an impossible
-  value) raises :class:`~hpcgym.errors.TraceFormatError` naming the file and line.
+* estimate = field 9 if > 0, else ``default_estimate`` (the report says which value
+  and where it came from);
+* a job outside the selected ``partitions`` (field 16), with run time < 0 (cancelled
+  before it ran), no submit time (-1, as in the cancelled jobs of LLNL-Thunder),
+  size <= 0, or size larger than the machine is dropped and counted in the report,
+  under the first of these reasons that applies;
+* a malformed line raises :class:`~hpcgym.errors.TraceFormatError` naming the file and
+  line: a wrong field count, a field that is not a finite number, and, in the fields
+  hpcgym uses (:data:`USED_FIELDS`: id, submit, run time, sizes, estimate, user,
+  executable, queue, partition), a value below -1 or a fractional value in a field that
+  holds a whole number;
+* odd values in the fields hpcgym does not use (a status of -4, a group id of 3.7) are
+  not fatal: the lines are kept, and the odd values are counted in the report's
+  ``warnings`` (and one :class:`~hpcgym.errors.TraceWarning` is issued);
+* a file with no job left to simulate raises :class:`~hpcgym.errors.EmptyWorkloadError`
+  naming the file and what was dropped.
+
+The machine size is, in this order: the ``procs`` argument; the size the papers used for
+a known trace (:data:`KNOWN_MACHINES`, e.g. CTC-SP2: 512 where the header says 338),
+with a note in the report; the header's ``MaxProcs``, else ``MaxNodes``; else the
+largest job, with a warning, since a machine guessed too small makes queues explode.
 """
 
 from __future__ import annotations
@@ -22,10 +37,13 @@ import dataclasses
 import functools
 import gzip
 import io
+import math
+import numbers
 import os
 import re
+import warnings
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -33,7 +51,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
-from hpcgym.errors import InvalidConfigError, TraceFormatError
+from hpcgym.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError, TraceWarning
 
 SWF_FIELDS = (
     "job_id",
@@ -57,16 +75,140 @@ SWF_FIELDS = (
 )
 """The 18 SWF fields, in file order."""
 
+USED_FIELDS = (0, 1, 3, 4, 7, 8, 11, 13, 14, 15)
+"""0-based indices of the SWF fields hpcgym uses: job id, submit, run time, allocated and
+requested processors, requested time (estimate), user, executable, queue, partition."""
+_WHOLE_FIELDS = (0, 4, 7, 10, 11, 12, 13, 14, 15, 16)
+"""0-based indices of the SWF fields that hold whole numbers (ids, counts, status)."""
+_WHOLE_USED = tuple(i for i in _WHOLE_FIELDS if i in USED_FIELDS)
+_ID_FIELDS = (0, 11, 13, 14, 15)
+"""0-based indices of the identifier fields hpcgym uses (job, user, executable, queue, partition)."""
+_WHOLE_UNUSED = tuple(i for i in _WHOLE_FIELDS if i not in USED_FIELDS)
+_UNUSED = tuple(i for i in range(18) if i not in USED_FIELDS)
+_EXACT = 2.0**53
+"""Whole numbers up to here survive the float64 round trip exactly."""
+
+MAX_PROCS = 1_000_000_000
+"""The largest machine size accepted, in processors (the largest machines have about 10^7 cores)."""
+
+KNOWN_MACHINES: dict[str, tuple[int, str]] = {
+    "SDSC-SP2": (128, "Tsafrir et al. 2007 Table 1"),
+    "CTC-SP2": (512, "Tsafrir et al. 2007 Table 1"),
+    "KTH-SP2": (100, "Tsafrir et al. 2007 Table 1"),
+    "SDSC-BLUE": (1152, "Tsafrir et al. 2007 Table 1"),
+}
+"""Machine sizes the papers used for Parallel Workloads Archive traces, by the log's name.
+
+:func:`read_swf` applies them to a file whose name (without ``.swf``/``.gz``) is the key
+or starts with the key and ``-`` (``CTC-SP2-1996-3.1-cln.swf.gz``), says so in the load
+report, and lets the ``procs`` argument override them."""
+
 DROP_RUNTIME = "runtime < 0 (cancelled before start)"
 DROP_NO_SUBMIT = "submit time missing (-1)"
 DROP_SIZE = "size <= 0"
 DROP_TOO_LARGE = "size > machine"
+DROP_PARTITION = "partition not selected (field 16)"
 DEFAULT_ESTIMATE_KEY = "DefaultEstimate"
 """Header key in which :func:`write_swf` records the estimate of jobs without one."""
+MACHINE_SOURCE_KEY = "MaxProcsSource"
+"""Header key in which :func:`write_swf` says ``MaxProcs`` is the simulated machine's size, which
+:func:`read_swf` then keeps even for a file named like a trace of :data:`KNOWN_MACHINES`."""
 DEFAULT_TRACE = "SDSC-SP2-1998-4.2-cln-first10k.swf.gz"
 """File name of the slice of SDSC-SP2 shipped as package data (first 10,000 jobs)."""
 
 _HEADER_RE = re.compile(r"^;\s*([A-Za-z]+)\s*:\s*(.*?)\s*$")
+
+
+def check_procs(value: object, name: str = "procs") -> int:
+    """``value`` as a machine size: a whole number of processors from 1 to :data:`MAX_PROCS`.
+
+    Raises:
+        InvalidConfigError: anything else; the message names ``name`` and the accepted range.
+
+    >>> check_procs(128), check_procs(64.0)
+    (128, 64)
+    """
+    accepted = f"a whole number of processors from 1 to {MAX_PROCS:,}"
+    number = _real(value)
+    shown = _show(value)
+    if number is None or not math.isfinite(number) or number != math.floor(number):
+        if number is not None and number == math.inf and isinstance(value, numbers.Integral):
+            raise InvalidConfigError(f"{name} must be at most {MAX_PROCS:,} ({accepted}), got {shown}")
+        raise InvalidConfigError(f"{name} must be {accepted}, got {shown}")
+    if number < 1:
+        raise InvalidConfigError(f"{name} must be positive ({accepted}), got {shown}")
+    if number > MAX_PROCS:
+        raise InvalidConfigError(f"{name} must be at most {MAX_PROCS:,} ({accepted}), got {shown}")
+    return int(number)
+
+
+def _real(value: object) -> float | None:
+    """``value`` as a float if it is a real number (not a bool); huge integers become inf."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf  # type: ignore[operator]
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
+
+
+def check_partitions(value: object) -> tuple[int, ...] | None:
+    """``value`` (``None``, a partition number, or several) as a sorted tuple of partition numbers.
+
+    Raises:
+        InvalidConfigError: a value that is not a whole number, or an empty selection.
+    """
+    if value is None:
+        return None
+    items = [value] if isinstance(value, (numbers.Number, str)) else value
+    try:
+        parts = sorted({_whole(item) for item in items})  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        raise InvalidConfigError(
+            f"partitions must be partition numbers (SWF field 16, whole numbers), got {value!r}"
+        ) from None
+    if not parts:
+        raise InvalidConfigError("partitions must name at least one partition number (SWF field 16)")
+    return tuple(parts)
+
+
+def _whole(item: object) -> int:
+    number = _real(item)
+    if number is None:
+        raise TypeError(item)
+    if not math.isfinite(number) or number != math.floor(number) or abs(number) >= _EXACT:
+        raise ValueError(item)
+    return int(number)
+
+
+def _float_column(name: str, values: ArrayLike) -> np.ndarray:
+    try:
+        a = np.asarray(values)
+        if a.dtype.kind == "b":
+            raise TypeError("booleans")
+        return np.asarray(a, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError) as err:
+        raise InvalidConfigError(f"{name} must be numbers, one per job ({err})") from None
+
+
+def _first_bad(name: str, values: np.ndarray, bad: np.ndarray, accepted: str) -> None:
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise InvalidConfigError(f"{name}[{row}] is {values[row].item()!r}: {name} must be {accepted}")
+
+
+def _int_column(name: str, values: ArrayLike, accepted: str = "whole numbers") -> np.ndarray:
+    a = np.asarray(values)
+    if a.dtype.kind in "iu":
+        return a.astype(np.int64).reshape(-1)
+    f = _float_column(name, a)
+    _first_bad(name, f, ~np.isfinite(f) | (f != np.floor(f)) | (np.abs(f) >= _EXACT), accepted)
+    return f.astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -80,10 +222,19 @@ class LoadReport:
         dropped: jobs dropped, by reason (empty when none were dropped).
         default_estimates: kept jobs whose estimate came from ``default_estimate``.
         procs: the machine size used.
-        procs_source: where ``procs`` came from (``"MaxProcs"``, ``"MaxNodes"``,
-            ``"argument"`` or ``"largest job"``).
+        procs_source: where ``procs`` came from (``"argument"``, a paper of
+            :data:`KNOWN_MACHINES`, ``"MaxProcs"``, ``"MaxNodes"`` or ``"largest job"``).
         offset: jobs skipped at the start of the trace by the window.
         load_factor: the load scaling applied (1.0 = none).
+        default_estimate: the estimate given to jobs without one, in seconds.
+        default_estimate_source: where it came from (``"argument"``, ``"header
+            DefaultEstimate"``, ``"the largest estimate in the trace"`` or ``"the longest
+            run time, as the trace has no estimates"``).
+        partitions: the partitions (SWF field 16) kept, or ``None`` for all.
+        notes: things the reader decided that a user should know (a machine size from
+            a paper, not the header).
+        warnings: things that look wrong but were not fatal (odd values in unused
+            fields, a machine size guessed from the largest job).
     """
 
     path: str
@@ -95,6 +246,11 @@ class LoadReport:
     procs_source: str
     offset: int = 0
     load_factor: float = 1.0
+    default_estimate: float | None = None
+    default_estimate_source: str = ""
+    partitions: tuple[int, ...] | None = None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def jobs_dropped(self) -> int:
@@ -106,6 +262,9 @@ class LoadReport:
         out = dataclasses.asdict(self)
         out["dropped"] = dict(self.dropped)
         out["jobs_dropped"] = self.jobs_dropped
+        for key in ("partitions", "notes", "warnings"):
+            if out[key] is not None:
+                out[key] = list(out[key])
         return out
 
     def __str__(self) -> str:
@@ -113,9 +272,19 @@ class LoadReport:
             f"trace {self.path}: {self.job_lines} job lines, {self.jobs_kept} jobs kept, "
             f"{self.jobs_dropped} dropped",
         ]
+        if self.partitions is not None:
+            lines.append(f"  partitions kept: {', '.join(map(str, self.partitions))}")
         lines += [f"  dropped {n}: {reason}" for reason, n in self.dropped.items() if n]
         if self.default_estimates:
-            lines.append(f"  {self.default_estimates} jobs had no estimate and got the default")
+            given = ""
+            if self.default_estimate is not None:
+                given = f" {self.default_estimate:,.0f} s ({self.default_estimate / 3600:,.1f} h)"
+            if self.default_estimate_source:
+                given += f", from {self.default_estimate_source}"
+            lines.append(
+                f"  {self.default_estimates} jobs had no estimate and got the default{given} "
+                "(--default-estimate SECONDS sets it)"
+            )
         lines.append(f"  machine: {self.procs} processors (from {self.procs_source})")
         if self.offset:
             lines.append(f"  window starts after {self.offset} jobs")
@@ -123,6 +292,8 @@ class LoadReport:
             lines.append(
                 f"  load scaled by {self.load_factor:g} (inter-arrival times / {self.load_factor:g})"
             )
+        lines += [f"  note: {note}" for note in self.notes]
+        lines += [f"  warning: {warning}" for warning in self.warnings]
         return "\n".join(lines)
 
 
@@ -188,8 +359,7 @@ class Workload:
             if len(col) != n:
                 raise InvalidConfigError(f"column {name!r} has {len(col)} rows, expected {n}")
             col.flags.writeable = False
-        if self.procs <= 0:
-            raise InvalidConfigError(f"procs must be positive, got {self.procs}")
+        object.__setattr__(self, "procs", check_procs(self.procs))
 
     def __len__(self) -> int:
         return len(self.submit)
@@ -216,30 +386,52 @@ class Workload:
         The raw SWF fields agree with the columns, so :func:`write_swf` writes a file
         that :func:`read_swf` reads back to the same columns.
 
+        Every value is checked, since one bad value breaks a simulation far from its
+        cause (a NaN submit time never arrives, a negative size frees processors):
+        submit times and run times are finite and >= 0, sizes whole numbers from 1 to
+        ``procs``, estimates finite and > 0, identifiers whole numbers.
+
         Raises:
-            InvalidConfigError: columns of different lengths, or submit times not sorted.
+            InvalidConfigError: columns of different lengths, submit times not sorted, or
+                a value out of range; the message names the column and the first bad row.
 
         >>> w = Workload.from_columns([0, 5], [60, 30], [4, 2], [100, 100], procs=8)
         >>> len(w), w.procs, int(w.user[0])
         (2, 8, 1)
+        >>> Workload.from_columns([0, 5], [60, float("nan")], [4, 2], [100, 100], procs=8)
+        Traceback (most recent call last):
+        ...
+        hpcgym.errors.InvalidConfigError: runtime[1] is nan: runtime must be finite and >= 0 (seconds)
         """
-        submit_a = np.asarray(submit, dtype=np.float64).reshape(-1)
+        procs = check_procs(procs)
+        submit_a = _float_column("submit", submit)
         n = len(submit_a)
-        runtime_a = np.asarray(runtime, dtype=np.float64).reshape(-1)
-        size = np.asarray(procs_req, dtype=np.int64).reshape(-1)
-        estimate_a = np.asarray(estimate, dtype=np.float64).reshape(-1)
+        runtime_a = _float_column("runtime", runtime)
+        estimate_a = _float_column("estimate", estimate)
+        sizes = "whole numbers of processors from 1 to procs"
+        size = _int_column("procs_req", procs_req, sizes)
         if not len(runtime_a) == len(size) == len(estimate_a) == n:
             raise InvalidConfigError(
                 "submit, runtime, procs_req and estimate must have one entry per job; got lengths "
                 f"{n}, {len(runtime_a)}, {len(size)}, {len(estimate_a)}"
             )
+        for column, values in (("submit", submit_a), ("runtime", runtime_a)):
+            _first_bad(column, values, ~(np.isfinite(values) & (values >= 0)), "finite and >= 0 (seconds)")
+        _first_bad(
+            "estimate", estimate_a, ~(np.isfinite(estimate_a) & (estimate_a > 0)), "finite and > 0 (seconds)"
+        )
+        _first_bad("procs_req", size, (size < 1) | (size > procs), f"{sizes} ({procs})")
         if np.any(np.diff(submit_a) < 0):
-            raise InvalidConfigError("submit times must be sorted (non-decreasing)")
+            row = int(np.argmax(np.diff(submit_a) < 0)) + 1
+            raise InvalidConfigError(
+                f"submit must be sorted (non-decreasing): submit[{row}] = {submit_a[row].item()!r} "
+                f"comes before submit[{row - 1}] = {submit_a[row - 1].item()!r}"
+            )
 
         def ids(values: ArrayLike | None, default: int, what: str) -> np.ndarray:
             if values is None:
                 return np.full(n, default, dtype=np.int64)
-            out = np.asarray(values, dtype=np.int64).reshape(-1)
+            out = _int_column(what, values)
             if len(out) != n:
                 raise InvalidConfigError(f"{what} must have one entry per job ({n}), got {len(out)}")
             return out
@@ -348,18 +540,21 @@ class Workload:
 
     def with_procs(self, procs: int) -> Workload:
         """The same jobs on a machine of ``procs`` processors (jobs larger are not dropped here)."""
-        return dataclasses.replace(self, procs=int(procs))
+        return dataclasses.replace(self, procs=check_procs(procs))
 
 
 def _open_text(path: Path, name: str) -> str:
-    """The file's text, gunzipped if need be, with universal newlines (\r\n and \r become \n)."""
+    """The file's text, gunzipped if need be, with universal newlines (\r\n and \r become \n).
+
+    A UTF-8 byte-order mark at the start (some editors on Windows write one) is dropped.
+    """
     data = path.read_bytes()
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as err:
             raise TraceFormatError(name, None, f"not a readable gzip file ({err})") from err
-    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace") as fh:
+    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace") as fh:
         return fh.read()
 
 
@@ -367,6 +562,10 @@ _NUMBER_RE = re.compile(
     r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE
 )
 """A number as SWF files write it (non-finite spellings match here and are rejected as values)."""
+
+
+def _field(i: int) -> str:
+    return f"field {i + 1} ({SWF_FIELDS[i]})"
 
 
 def _parse_line(path: str, lineno: int, line: str) -> np.ndarray:
@@ -378,7 +577,7 @@ def _parse_line(path: str, lineno: int, line: str) -> np.ndarray:
         )
     for i, tok in enumerate(tokens):
         if not _NUMBER_RE.fullmatch(tok):
-            raise TraceFormatError(path, lineno, f"field {i + 1} ({SWF_FIELDS[i]}) is not a number: {tok!r}")
+            raise TraceFormatError(path, lineno, f"{_field(i)} is not a number: {tok!r}")
     row = np.array([float(tok) for tok in tokens], dtype=np.float64)
     _validate_values(path, row[None, :], np.array([lineno]))
     return row
@@ -399,46 +598,127 @@ def _parse_job_lines(path: str, job_lines: list[str], line_numbers: list[int]) -
 
 
 def _validate_values(path: str, data: np.ndarray, line_numbers: np.ndarray) -> None:
-    """Reject values no SWF file can hold; the error names the first offending line."""
-    checks: tuple[tuple[np.ndarray, str], ...] = (
-        (~np.isfinite(data).all(axis=1), "a field is not finite"),
-        (np.asarray((data < -1).any(axis=1)), "a field is below -1 (SWF uses -1 for 'missing')"),
-        ((data[:, 1] < 0) & (data[:, 1] != -1), "submit time (field 2) is negative"),
-        (data[:, 0] != np.floor(data[:, 0]), "job id (field 1) is not a whole number"),
-        (
-            (data[:, 4] != np.floor(data[:, 4])) | (data[:, 7] != np.floor(data[:, 7])),
-            "processor count (field 5 or 8) is not a whole number",
-        ),
+    """Reject values no SWF file can hold in a field hpcgym uses; the error names the first bad line."""
+    whole = data[:, _WHOLE_USED]
+    below = np.zeros_like(data, dtype=bool)
+    below[:, USED_FIELDS] = data[:, USED_FIELDS] < -1
+    fractional = np.zeros_like(data, dtype=bool)
+    fractional[:, _WHOLE_USED] = whole != np.floor(whole)
+    huge_id = np.zeros_like(data, dtype=bool)
+    huge_id[:, _ID_FIELDS] = np.abs(data[:, _ID_FIELDS]) >= _EXACT
+    negative_submit = np.zeros_like(data, dtype=bool)
+    negative_submit[:, 1] = (data[:, 1] < 0) & (data[:, 1] != -1)
+    checks = (  # in this order: the first that applies names what is wrong
+        (~np.isfinite(data), "is not finite"),
+        (below, "is below -1 (SWF uses -1 for 'missing')"),
+        (negative_submit, "is negative"),
+        (fractional, "is not a whole number"),
+        (huge_id, "is too large for an identifier (at most 2^53)"),
     )
     bad_rows = np.zeros(len(data), dtype=bool)
     for bad, _ in checks:
-        bad_rows |= bad
+        bad_rows |= bad.any(axis=1)
     if bad_rows.any():  # report the first bad line of the file, whatever is wrong with it
         row = int(np.argmax(bad_rows))
-        what = next(what for bad, what in checks if bad[row])
+        col, what = next((int(np.argmax(bad[row])), what) for bad, what in checks if bad[row].any())
         fields = " ".join(f"{v:g}" for v in data[row])
-        raise TraceFormatError(path, int(line_numbers[row]), f"{what}: {fields}")
+        raise TraceFormatError(
+            path, int(line_numbers[row]), f"{_field(col)} {what}: {data[row, col]:g}; the line: {fields}"
+        )
+
+
+def _odd_values(data: np.ndarray, line_numbers: np.ndarray) -> list[str]:
+    """Odd values in the fields hpcgym does not use: counted, never fatal."""
+    found = []
+    for i in _UNUSED:
+        col = data[:, i]
+        kinds = [(col < -1, "below -1")]
+        if i in _WHOLE_UNUSED:
+            kinds.append((col != np.floor(col), "not a whole number"))
+        for bad, what in kinds:
+            if bad.any():
+                first = int(line_numbers[int(np.argmax(bad))])
+                n = int(bad.sum())
+                found.append(
+                    f"{n} job line{'s' if n > 1 else ''} with {_field(i)} {what} (first: line {first}); "
+                    "hpcgym does not use this field, the jobs are kept"
+                )
+    return found
 
 
 def parse_header(text: str) -> dict[str, str]:
     """``; Key: value`` header lines as a dict (the first value of a repeated key wins)."""
-    header: dict[str, str] = {}
-    for line in text.splitlines():
+    return {key: value for key, (_, value) in _header_entries(text).items()}
+
+
+def _header_entries(text: str) -> dict[str, tuple[int, str]]:
+    """``; Key: value`` header lines as ``key -> (line number, value)``; the first of a key wins."""
+    header: dict[str, tuple[int, str]] = {}
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.startswith(";"):
             if line.strip():
                 break
             continue
         m = _HEADER_RE.match(line)
         if m and m.group(1) not in header:
-            header[m.group(1)] = m.group(2)
+            header[m.group(1)] = (lineno, m.group(2))
     return header
 
 
-def _header_int(value: str | None) -> int | None:
-    if value is None:
+_THOUSANDS_RE = re.compile(r"[0-9]{1,3}(?:,[0-9]{3})+")
+
+
+def _header_size(path: str, key: str, entry: tuple[int, str]) -> int | None:
+    """The machine size a ``MaxProcs``/``MaxNodes`` header value states, or None for 'unknown'.
+
+    The first word counts (``1664 (72, 1368, 224)`` is 1664); ``1,024`` is 1024; an empty
+    value, -1 (SWF's 'missing') and 0 mean unknown. Anything else is an error naming the
+    file, line and key: a size read wrong would drop every job as too large.
+    """
+    lineno, value = entry
+    words = value.split("(", 1)[0].split()
+    if not words:
         return None
-    m = re.match(r"\s*(\d+)", value)
-    return int(m.group(1)) if m else None
+    word = words[0].rstrip(",;")
+    if _THOUSANDS_RE.fullmatch(word):
+        word = word.replace(",", "")
+    try:
+        size = float(word) if _NUMBER_RE.fullmatch(word) else math.nan
+    except ValueError:
+        size = math.nan
+    if size in (-1.0, 0.0):
+        return None
+    if not (math.isfinite(size) and size == math.floor(size) and 1 <= size <= MAX_PROCS):
+        raise TraceFormatError(
+            path,
+            lineno,
+            f"header {key}: {value!r} is not a machine size (a whole number of processors from 1 to "
+            f"{MAX_PROCS:,}; '1,024' is read as 1024); fix the header or set the size (--procs N)",
+        )
+    return int(size)
+
+
+def known_machine(name: str) -> tuple[int, str] | None:
+    """``(processors, source)`` of :data:`KNOWN_MACHINES` for a trace name, or None.
+
+    >>> known_machine("CTC-SP2-1996-3.1-cln")
+    (512, 'Tsafrir et al. 2007 Table 1')
+    >>> known_machine("HPC2N-2002-2.2-cln") is None
+    True
+    """
+    upper = name.upper()
+    for key, value in KNOWN_MACHINES.items():
+        if upper == key.upper() or upper.startswith(key.upper() + "-"):
+            return value
+    return None
+
+
+def trace_name(path: str | os.PathLike[str]) -> str:
+    """A trace's name: its file name without ``.gz`` and ``.swf``."""
+    name = Path(path).name
+    for ext in (".gz", ".swf"):
+        name = name.removesuffix(ext)
+    return name
 
 
 def read_swf(
@@ -446,29 +726,46 @@ def read_swf(
     *,
     procs: int | None = None,
     default_estimate: float | None = None,
+    partitions: int | Iterable[int] | None = None,
 ) -> Workload:
     """Read an SWF trace (plain or gzipped) into a :class:`Workload`.
 
     Args:
         path: the file.
-        procs: machine size; by default the header's ``MaxProcs`` (else ``MaxNodes``,
-            else the largest job, which the report then says).
-        default_estimate: estimate for jobs without one (field 9 <= 0). By default the
-            header's ``DefaultEstimate`` (written by :func:`write_swf`), else the
-            largest estimate in the trace, or, in traces with no estimates at all, the
-            largest run time (a stand-in for a queue's wall-time limit).
+        procs: machine size; by default the size the papers used for a known trace
+            (:data:`KNOWN_MACHINES`), else the header's ``MaxProcs`` (else
+            ``MaxNodes``), else the largest job (with a :class:`TraceWarning`). The
+            report says which.
+        default_estimate: estimate for jobs without one (field 9 <= 0), in seconds. By
+            default the header's ``DefaultEstimate`` (written by :func:`write_swf`), else
+            the largest estimate in the trace, or, in traces with no estimates at all,
+            the longest run time (a stand-in for a queue's wall-time limit). The report
+            says which.
+        partitions: keep only jobs of these partitions (SWF field 16), for traces of
+            machines with several; the others are dropped and counted.
 
     Returns:
         The workload; ``workload.report`` is its :class:`LoadReport`.
 
     Raises:
-        TraceFormatError: a line is malformed; the message names the file and line.
+        TraceFormatError: a line or header value is malformed; the message names the
+            file and line.
+        EmptyWorkloadError: no job is left to simulate (an empty file, or every job was
+            dropped); the message names the file and the drops.
+        InvalidConfigError: ``procs``, ``default_estimate`` or ``partitions`` is out of range.
         FileNotFoundError: the file does not exist.
     """
+    if procs is not None:
+        procs = check_procs(procs)
+    if default_estimate is not None:
+        default_estimate = _check_default_estimate(default_estimate)
+    parts = check_partitions(partitions)
     p = Path(path)
     spath = str(path)
+    name = trace_name(p)
     text = _open_text(p, spath)
-    header = parse_header(text)
+    entries = _header_entries(text)
+    header = {key: value for key, (_, value) in entries.items()}
 
     # Text mode already turned \r\n and \r into \n; other characters str.splitlines()
     # breaks at (form feed, U+2028, ...) do not end a line in SWF, so line numbers
@@ -487,64 +784,64 @@ def read_swf(
     n = len(job_lines)
     data = _parse_job_lines(spath, job_lines, line_numbers) if n else np.empty((0, 18), dtype=np.float64)
     _validate_values(spath, data, lineno)
+    warns = _odd_values(data, lineno)
+    notes: list[str] = []
 
-    procs_source = "argument"
-    if procs is None:
-        for key in ("MaxProcs", "MaxNodes"):
-            v = _header_int(header.get(key))
-            if v:
-                procs, procs_source = v, key
-                break
-    size = np.where(data[:, 7] > 0, data[:, 7], data[:, 4]).astype(np.int64)
+    size = np.where(data[:, 7] > 0, data[:, 7], data[:, 4])  # float: 1e20 stays 1e20
     runtime = data[:, 3]
-    if procs is None:
-        runs = runtime >= 0  # cancelled jobs are dropped anyway: they do not size the machine
-        largest = int(size[runs].max()) if runs.any() else 0
-        procs = largest if largest > 0 else 1
-        procs_source = "largest job"
-    if procs <= 0:
-        raise InvalidConfigError(f"procs must be positive, got {procs}")
+    drop_part = np.zeros(n, dtype=bool) if parts is None else ~np.isin(data[:, 15], parts)
+    drop_runtime = ~drop_part & (runtime < 0)
+    drop_submit = ~drop_part & ~drop_runtime & (data[:, 1] < 0)
+    drop_size = ~drop_part & ~drop_runtime & ~drop_submit & (size <= 0)
+    candidates = ~(drop_part | drop_runtime | drop_submit | drop_size)
 
-    drop_runtime = runtime < 0
-    drop_submit = ~drop_runtime & (data[:, 1] < 0)
-    drop_size = ~drop_runtime & ~drop_submit & (size <= 0)
-    drop_large = ~drop_runtime & ~drop_submit & ~drop_size & (size > procs)
-    keep = ~(drop_runtime | drop_submit | drop_size | drop_large)
+    procs, procs_source = _machine_size(spath, name, entries, procs, size[candidates], notes, warns)
+    if parts is not None and procs_source in ("MaxProcs", "MaxNodes"):
+        notes.append(
+            f"the header's {procs_source} is the whole machine's; if partitions "
+            f"{', '.join(map(str, parts))} had fewer processors, set the size (--procs N)"
+        )
+
+    drop_large = candidates & (size > procs)
+    keep = candidates & ~drop_large
     dropped = {
+        DROP_PARTITION: int(drop_part.sum()),
         DROP_RUNTIME: int(drop_runtime.sum()),
         DROP_NO_SUBMIT: int(drop_submit.sum()),
         DROP_SIZE: int(drop_size.sum()),
         DROP_TOO_LARGE: int(drop_large.sum()),
     }
     dropped = {k: v for k, v in dropped.items() if v}
+    if parts is not None:
+        present = set(np.unique(data[:, 15]).astype(np.int64).tolist())
+        absent = [q for q in parts if q not in present]
+        if absent:
+            warns.append(f"no job line has partition {', '.join(map(str, absent))}")
+    if not keep.any():
+        raise EmptyWorkloadError(_nothing_left(spath, text, n, dropped, data, parts))
 
     kept = data[keep]
     order = np.argsort(kept[:, 1], kind="stable")
     kept = kept[order]
-    size = size[keep][order]
+    size_kept = size[keep][order].astype(np.int64)
 
     est = kept[:, 8]
     has_est = est > 0
-    if default_estimate is None and DEFAULT_ESTIMATE_KEY in header:
-        try:
-            default_estimate = float(header[DEFAULT_ESTIMATE_KEY])
-        except ValueError:
-            raise TraceFormatError(
-                spath,
-                None,
-                f"header {DEFAULT_ESTIMATE_KEY} is not a number: {header[DEFAULT_ESTIMATE_KEY]!r}",
-            ) from None
-    if default_estimate is None:
-        if has_est.any():
-            default_estimate = float(est[has_est].max())
-        elif len(kept):
-            default_estimate = float(max(kept[:, 3].max(), 1.0))
-        else:
-            default_estimate = 1.0
-    if not (np.isfinite(default_estimate) and default_estimate > 0):
-        raise InvalidConfigError(f"default_estimate must be positive, got {default_estimate}")
+    if default_estimate is not None:
+        estimate_source = "argument"
+    elif DEFAULT_ESTIMATE_KEY in entries:
+        default_estimate = _header_default_estimate(spath, entries[DEFAULT_ESTIMATE_KEY])
+        estimate_source = f"header {DEFAULT_ESTIMATE_KEY}"
+    elif has_est.any():
+        default_estimate = float(est[has_est].max())
+        estimate_source = "the largest estimate in the trace"
+    else:
+        default_estimate = float(max(kept[:, 3].max(), 1.0))
+        estimate_source = "the longest run time, as the trace has no estimates"
     estimate = np.where(has_est, est, float(default_estimate))
 
+    if warns:
+        warnings.warn(f"{spath}: " + "; ".join(warns), TraceWarning, stacklevel=2)
     report = LoadReport(
         path=spath,
         job_lines=n,
@@ -553,17 +850,19 @@ def read_swf(
         default_estimates=int((~has_est).sum()),
         procs=int(procs),
         procs_source=procs_source,
+        default_estimate=float(default_estimate),
+        default_estimate_source=estimate_source,
+        partitions=parts,
+        notes=tuple(notes),
+        warnings=tuple(warns),
     )
-    name = p.name
-    for ext in (".gz", ".swf"):
-        name = name.removesuffix(ext)
     return Workload(
         name=name,
         procs=int(procs),
         job_id=kept[:, 0].astype(np.int64),
         submit=kept[:, 1].copy(),
         runtime=kept[:, 3].copy(),
-        procs_req=size,
+        procs_req=size_kept,
         estimate=estimate,
         user=kept[:, 11].astype(np.int64),
         group=kept[:, 12].astype(np.int64),
@@ -579,6 +878,89 @@ def read_swf(
     )
 
 
+def _check_default_estimate(value: object, where: str = "default_estimate") -> float:
+    number = _real(value)
+    if number is None or not (math.isfinite(number) and number > 0):
+        raise InvalidConfigError(f"{where} must be a positive number of seconds, got {_show(value)}")
+    return number
+
+
+def _header_default_estimate(path: str, entry: tuple[int, str]) -> float:
+    lineno, value = entry
+    try:
+        number = float(value) if _NUMBER_RE.fullmatch(value) else math.nan
+    except ValueError:
+        number = math.nan
+    if not (math.isfinite(number) and number > 0):
+        raise TraceFormatError(
+            path,
+            lineno,
+            f"header {DEFAULT_ESTIMATE_KEY}: {value!r} is not a positive number of seconds; "
+            "fix the header or set it (--default-estimate SECONDS)",
+        )
+    return number
+
+
+def _machine_size(
+    path: str,
+    name: str,
+    entries: Mapping[str, tuple[int, str]],
+    procs: int | None,
+    sizes: np.ndarray,
+    notes: list[str],
+    warns: list[str],
+) -> tuple[int, str]:
+    """The machine size and where it came from; adds what the user should know to notes/warnings."""
+    if procs is not None:
+        return procs, "argument"
+    known = None if MACHINE_SOURCE_KEY in entries else known_machine(name)
+    if known is not None:
+        size, source = known
+        stated = {key: entries[key][1] for key in ("MaxProcs", "MaxNodes") if key in entries}
+        if "MaxProcs" in stated and _header_size(path, "MaxProcs", entries["MaxProcs"]) == size:
+            return size, "MaxProcs"  # the paper and the header agree: nothing to say
+        says = "; ".join(f"{k}: {v}" for k, v in stated.items()) or "nothing"
+        notes.append(f"machine size {size} from {source}; the header says {says}; --procs overrides")
+        return size, source
+    for key in ("MaxProcs", "MaxNodes"):
+        if key in entries:
+            size_ = _header_size(path, key, entries[key])
+            if size_ is not None:
+                return size_, key
+    fits = sizes[(sizes > 0) & (sizes <= MAX_PROCS)]
+    largest = int(fits.max()) if len(fits) else 1
+    warns.append(
+        f"machine size {largest} guessed from the largest job: the header states no usable MaxProcs or "
+        "MaxNodes; if the machine was larger, queues will grow without bound. Set the size "
+        "(--procs N, or read_swf(..., procs=N))"
+    )
+    return largest, "largest job"
+
+
+def _nothing_left(
+    path: str,
+    text: str,
+    n: int,
+    dropped: Mapping[str, int],
+    data: np.ndarray,
+    parts: tuple[int, ...] | None,
+) -> str:
+    """The message of :class:`EmptyWorkloadError` for a file with no job left."""
+    if n == 0:
+        what = "comment and header lines only" if text.strip() else "it is empty"
+        return f"{path}: no jobs to simulate: the file has no job lines ({what})"
+    reasons = ", ".join(f"{count} {reason}" for reason, count in dropped.items())
+    lines = "the only job line was" if n == 1 else f"all {n} job lines were"
+    message = f"{path}: no jobs to simulate: {lines} dropped: {reasons}"
+    if parts is not None:
+        values, counts = np.unique(data[:, 15].astype(np.int64), return_counts=True)
+        present = ", ".join(f"{v} ({c} jobs)" for v, c in zip(values.tolist(), counts.tolist(), strict=True))
+        message += f"; partitions selected: {', '.join(map(str, parts))}; in the trace: {present}"
+    if dropped.get(DROP_TOO_LARGE):
+        message += "; a larger machine (--procs N) would keep the jobs dropped as too large"
+    return message
+
+
 def write_swf(
     path: str | os.PathLike[str],
     workload: Workload,
@@ -592,8 +974,10 @@ def write_swf(
     reflects load scaling). With ``start`` (one start time per job, e.g. a simulated
     schedule) field 3 (wait) becomes ``start - submit``. The estimate given to jobs
     without one goes into a ``DefaultEstimate`` header line, since a window of a trace
-    would otherwise get a different default when read back. Reading the file back with
-    :func:`read_swf` gives the same columns.
+    would otherwise get a different default when read back; ``MaxProcs`` is the
+    workload's machine size, marked by a ``MaxProcsSource`` line as hpcgym's so that
+    reading the file back keeps it. Reading the file back with :func:`read_swf` gives
+    the same columns and machine.
     """
     rows = np.array(workload.raw, dtype=np.float64, copy=True)
     rows[:, 1] = workload.submit
@@ -601,6 +985,7 @@ def write_swf(
         rows[:, 2] = np.asarray(start, dtype=np.float64) - workload.submit
     hdr = dict(workload.header if header is None else header)
     hdr["MaxProcs"] = str(workload.procs)
+    hdr[MACHINE_SOURCE_KEY] = "hpcgym (the simulated machine; read_swf keeps MaxProcs)"
     hdr.pop(DEFAULT_ESTIMATE_KEY, None)
     missing = rows[:, 8] <= 0
     if missing.any():

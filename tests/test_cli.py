@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -135,6 +137,13 @@ def test_a_malformed_trace_exits_2_naming_file_and_line(capsys, tmp_path):
         (["--jobs", "0"], "jobs must be > 0"),
         (["--load", "0"], "load factor"),
         (["--procs", "0"], "procs must be positive"),
+        (["--procs", str(10**30)], "procs must be at most 1,000,000,000"),
+        (
+            ["--predictor", "user-avg:k=abc"],
+            "predictor 'user-avg:k=abc': user-avg: k must be a positive integer",
+        ),
+        (["--predictor", "user-avg:j=1"], "unknown parameter 'j' (user-avg takes k, window, full, order)"),
+        (["--predictor", "user-avg:k=-1"], "k must be a positive integer"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_message(capsys, args, message):
@@ -147,7 +156,9 @@ def test_unreadable_paths_exit_2_with_a_message(capsys, tmp_path):
     assert "Is a directory" in capsys.readouterr().err
     out = tmp_path / "no" / "such" / "dir" / "s.csv"
     assert main(["simulate", "--jobs", "50", "--no-progress", "--schedule-out", str(out)]) == 2
-    assert "No such file" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"--schedule-out {out}: no such directory: {out.parent}" in err
+    assert "job lines" not in err, "checked before the trace is read and simulated"
 
 
 def test_policies_lists_every_preset(capsys):
@@ -193,6 +204,117 @@ def test_schedule_out_swf(capsys, tmp_path, suffix):
     assert len(back) == 300 and back.procs == 128
     np.testing.assert_array_equal(back.log_wait, expected.wait)  # field 3 is the simulated wait
     np.testing.assert_array_equal(back.runtime, expected.workload.runtime)
+
+
+def test_schedule_out_json_records(capsys, tmp_path):
+    path = tmp_path / "schedule.json"
+    simulate_json(capsys, "--jobs", "300", "--schedule-out", str(path))
+    records = strict_json(path.read_text())
+    assert len(records) == 300
+    assert list(records[0]) == ["job_id", "submit", "start", "end", "procs", "estimate", "wait"]
+    expected = run_policy(load_default().window(300), "easy").schedule
+    np.testing.assert_array_equal([r["start"] for r in records], expected.start)
+    np.testing.assert_array_equal([r["job_id"] for r in records], expected.workload.job_id)
+    assert all(isinstance(r["job_id"], int) and isinstance(r["procs"], int) for r in records)
+
+
+@pytest.mark.parametrize("name", ["x.png", "x.txt", "x", "x.json.gz", "x.csv.bak"])
+def test_schedule_out_with_an_unknown_suffix_is_an_error_before_the_run(capsys, tmp_path, name):
+    # .json and .png used to be written silently as CSV
+    path = tmp_path / name
+    assert main(["simulate", "--jobs", "50", "--no-progress", "--schedule-out", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"hpcgym: error: --schedule-out {path}: unknown file type")
+    assert "use one of .csv, .json, .swf, .swf.gz" in err
+    assert "job lines" not in err and not path.exists()
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    version = re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE)
+    assert version is not None
+    assert capsys.readouterr().out.strip() == f"hpcgym {version.group(1)}"
+
+
+def test_json_keeps_the_load_report(capsys):
+    row = simulate_json(capsys, "--jobs", "300", "--offset", "10")
+    report = row["load_report"]
+    assert report["job_lines"] == 10_000 and report["jobs_kept"] == 300 and report["offset"] == 10
+    assert report["dropped"] == {"runtime < 0 (cancelled before start)": 1_057}
+    assert report["procs"] == 128 and report["procs_source"] == "MaxProcs"
+    assert report["default_estimate"] > 0 and report["default_estimate_source"]
+    assert report["notes"] == [] and report["warnings"] == []
+
+
+def test_the_load_report_is_printed_with_json_too(capsys):
+    assert main(["simulate", "--json", "--jobs", "100", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert out.count("\n") == 1 and "10000 job lines" in err
+
+
+def _trace_without_estimates(tmp_path):
+    lines = ["; MaxProcs: 8"]
+    for i in range(40):
+        part = 1 + i % 2
+        lines.append(f"{i + 1} {10 * i} -1 {30 + i} 2 -1 -1 2 -1 -1 1 {1 + i % 3} 1 1 1 {part} -1 -1")
+    path = tmp_path / "parts.swf"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_default_estimate_is_settable_and_reported(capsys, tmp_path):
+    path = _trace_without_estimates(tmp_path)
+    assert main(["simulate", "--trace", str(path), "--no-progress", "--default-estimate", "3600"]) == 0
+    err = capsys.readouterr().err
+    assert "40 jobs had no estimate and got the default 3,600 s (1.0 h), from argument" in err
+    row = simulate_json(capsys, "--trace", str(path), "--default-estimate", "3600")
+    assert row["load_report"]["default_estimate"] == 3600
+    row = simulate_json(capsys, "--trace", str(path))
+    assert row["load_report"]["default_estimate"] == 69  # the longest run time
+    assert main(["simulate", "--trace", str(path), "--default-estimate", "-5"]) == 2
+    assert "default_estimate must be a positive number of seconds, got -5.0" in capsys.readouterr().err
+
+
+def test_partition_filter(capsys, tmp_path):
+    path = _trace_without_estimates(tmp_path)
+    row = simulate_json(capsys, "--trace", str(path), "--partition", "2")
+    assert row["jobs_simulated"] == 20
+    assert row["load_report"]["partitions"] == [2]
+    assert row["dropped_by_reason"] == {"partition not selected (field 16)": 20}
+    assert simulate_json(capsys, "--trace", str(path), "--partition", "1,2")["jobs_simulated"] == 40
+    assert main(["simulate", "--trace", str(path), "--partition", "3"]) == 2
+    err = capsys.readouterr().err
+    assert f"hpcgym: error: {path}: no jobs to simulate" in err
+    assert "partitions selected: 3; in the trace: 1 (20 jobs), 2 (20 jobs)" in err
+    assert main(["simulate", "--trace", str(path), "--partition", "x"]) == 2
+    assert "--partition: 'x' is not a partition number" in capsys.readouterr().err
+
+
+def test_a_guessed_machine_size_is_a_warning_with_the_fix(capsys, tmp_path):
+    path = tmp_path / "noheader.swf"
+    path.write_text(
+        "1 0 -1 30 4 -1 -1 4 60 -1 1 1 1 1 1 1 -1 -1\n2 5 -1 30 2 -1 -1 2 60 -1 1 1 1 1 1 1 -1 -1\n"
+    )
+    assert main(["simulate", "--trace", str(path), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "machine: 4 processors (from largest job)" in err
+    assert "warning: machine size 4 guessed from the largest job" in err and "--procs N" in err
+    assert err.count("guessed from the largest job") == 1, "said once, in the report"
+
+
+def test_compilation_is_announced_only_when_the_cache_is_cold(capsys, monkeypatch):
+    from hpcgym import _compile
+
+    monkeypatch.setattr(_compile, "cold_kernels", lambda kernels: ["easy_kernel"])
+    assert main(["simulate", "--jobs", "50", "--no-progress", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert err.count("hpcgym: compiling kernels, first run only ... done in ") == 1
+    monkeypatch.setattr(_compile, "cold_kernels", lambda kernels: [])
+    assert main(["simulate", "--jobs", "50", "--no-progress", "--json"]) == 0
+    assert "compiling" not in capsys.readouterr().err
 
 
 def test_python_dash_m_entry_point():

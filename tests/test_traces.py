@@ -13,12 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hpcgym.errors import TraceWarning
 from hpcgym.workload import DROP_NO_SUBMIT, DROP_RUNTIME, DROP_SIZE, DROP_TOO_LARGE, read_swf
 
 # file: (job lines, machine size, where the size comes from)
 README = {
     "SDSC-SP2-1998-4.2-cln.swf.gz": (59_715, 128, "MaxProcs"),
-    "CTC-SP2-1996-3.1-cln.swf.gz": (77_222, 338, "MaxProcs"),
+    "CTC-SP2-1996-3.1-cln.swf.gz": (77_222, 512, "Tsafrir et al. 2007 Table 1"),  # header: 338
     "HPC2N-2002-2.2-cln.swf.gz": (202_871, 240, "MaxProcs"),
     "lublin_256.swf.gz": (10_000, 256, "MaxNodes"),
     "lublin_256_new2.swf.gz": (10_000, 256, "MaxNodes"),
@@ -61,6 +62,7 @@ def count_job_lines(path: Path) -> int:
         return sum(1 for line in fh if line.strip() and not line.lstrip().startswith(";"))
 
 
+@pytest.mark.filterwarnings("ignore::hpcgym.errors.TraceWarning")  # METACENTRUM's guessed size
 @pytest.mark.parametrize("name", sorted(README))
 def test_trace_loads_with_a_complete_load_report(traces_dir, name):
     path = traces_dir / name
@@ -103,11 +105,23 @@ def test_ctc_on_the_machine_of_004(traces_dir):
     path = traces_dir / "CTC-SP2-1996-3.1-cln.swf.gz"
     if not path.exists():
         pytest.skip("CTC-SP2 is not among the development traces")
-    a, b = read_swf(path), read_swf(path, procs=512)
-    assert (b.procs, b.report.procs_source) == (512, "argument")
+    a, b = read_swf(path), read_swf(path, procs=338)
+    assert (a.procs, a.report.procs_source) == (512, "Tsafrir et al. 2007 Table 1")
+    assert "machine size 512 from Tsafrir et al. 2007 Table 1; the header says MaxProcs: 338" in str(a.report)
+    assert (b.procs, b.report.procs_source, b.report.notes) == (338, "argument", ())
     assert len(a) == len(b) == 77_222
 
 
+def test_metacentrum_warns_that_its_machine_size_is_a_guess(traces_dir):
+    path = traces_dir / "METACENTRUM-2009-2.swf.gz"
+    if not path.exists():
+        pytest.skip("METACENTRUM is not among the development traces")
+    with pytest.warns(TraceWarning, match=r"machine size 60 guessed from the largest job.*--procs N"):
+        w = read_swf(path)
+    assert w.report.procs_source == "largest job" and "warning: machine size 60" in str(w.report)
+
+
+@pytest.mark.filterwarnings("ignore::hpcgym.errors.TraceWarning")
 def test_every_file_in_the_folder_is_known_or_at_least_loads(traces_dir):
     for path in sorted(traces_dir.glob("*.swf.gz")):
         if path.name in README:

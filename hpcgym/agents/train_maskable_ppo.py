@@ -31,9 +31,11 @@ import gymnasium as gym
 import numpy as np
 
 import hpcgym  # noqa: F401 - registers the environment ids
+from hpcgym._extras import require
 from hpcgym.baselines import make_policy
 from hpcgym.cli import to_json
 from hpcgym.env import DispatchEnv, DispatcherPolicy, FlattenDispatchObservation, run_episode
+from hpcgym.errors import HpcGymError
 from hpcgym.runner import format_table
 
 
@@ -241,6 +243,7 @@ def table_notes(rows: list[dict[str, Any]], reference: str = "easy") -> list[str
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """Train, evaluate, print; returns ``{"args", "train_seconds", "windows", "summary"}``."""
     args = parse_args(argv)
+    require("rl", what="training MaskablePPO")  # before any work, not at the first import of sb3
     t0 = time.perf_counter()
     model = train(args)
     train_seconds = time.perf_counter() - t0
@@ -276,4 +279,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except HpcGymError as err:
+        print(f"train_maskable_ppo: error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None

@@ -19,12 +19,16 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import numbers
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from hpcgym.errors import InvalidConfigError
-from hpcgym.workload import Workload
+from hpcgym.workload import Workload, check_procs
 
 SPLITS = ("train", "validation", "test", "all")
 ACTION_MODES = ("job", "policy")
@@ -40,7 +44,62 @@ def _check(ok: bool, name: str, message: str) -> None:
 
 
 def _choice(value: str, name: str, allowed: tuple[str, ...]) -> None:
-    _check(value in allowed, name, f"must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+    ok = isinstance(value, str) and value in allowed
+    _check(ok, name, f"must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+
+
+def _integer(obj: object, name: str, minimum: int, *, none: bool = False) -> None:
+    """Check the field ``name`` of ``obj`` is an integer >= ``minimum`` (or None) and store it as int."""
+    value = getattr(obj, name)
+    if value is None and none:
+        return
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= minimum
+    _check(ok, name, f"must be an integer >= {minimum}{' or None' if none else ''}, got {value!r}")
+    object.__setattr__(obj, name, int(value))  # type: ignore[call-overload]
+
+
+def _real(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
+def _number(
+    obj: object, name: str, accepted: str, ok: Callable[[float], bool], *, none: bool = False
+) -> None:
+    """Check the field ``name`` of ``obj`` is a finite number with ``ok(value)``; store it as float."""
+    value = getattr(obj, name)
+    if value is None and none:
+        return
+    number = _real(value)
+    good = number is not None and math.isfinite(number) and ok(number)
+    _check(good, name, f"must be {accepted}{' or None' if none else ''}, got {value!r}")
+    object.__setattr__(obj, name, number)
+
+
+def _flag(obj: object, name: str) -> None:
+    value = getattr(obj, name)
+    _check(isinstance(value, (bool, np.bool_)), name, f"must be True or False, got {value!r}")
+    object.__setattr__(obj, name, bool(value))
+
+
+def _names(obj: object, name: str, what: str) -> None:
+    value = getattr(obj, name)
+    ok = (
+        not isinstance(value, str)
+        and isinstance(value, (tuple, list))
+        and all(isinstance(v, str) for v in value)
+    )
+    _check(ok, name, f"must be a tuple of {what} names, got {value!r}")
+    object.__setattr__(obj, name, tuple(value))
+
+
+def _optional_name(obj: object, name: str, what: str) -> None:
+    value = getattr(obj, name)
+    _check(value is None or isinstance(value, str), name, f"must be a {what} name or None, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -97,33 +156,40 @@ class EpisodeConfig:
             "trace",
             f"must be a path, a Workload or None, got {type(self.trace).__name__}",
         )
-        _check(self.procs is None or int(self.procs) > 0, "procs", f"must be positive, got {self.procs}")
-        _check(
-            math.isfinite(self.load_factor) and self.load_factor > 0,
-            "load_factor",
-            f"must be a positive number, got {self.load_factor}",
-        )
-        _check(
-            self.window_jobs is None or int(self.window_jobs) >= 1,
-            "window_jobs",
-            f"must be >= 1 or None, got {self.window_jobs}",
-        )
+        if self.procs is not None:
+            object.__setattr__(self, "procs", check_procs(self.procs))
+        _number(self, "load_factor", "a positive number", lambda v: v > 0)
+        _integer(self, "window_jobs", 1, none=True)
         _choice(self.split, "split", SPLITS)
-        fr = tuple(float(f) for f in self.split_fractions)
+        fractions = self.split_fractions
+        fr = tuple(_real(f) for f in fractions) if isinstance(fractions, (tuple, list)) else ()
         _check(
-            len(fr) == 3 and all(f >= 0 for f in fr) and abs(sum(fr) - 1.0) < 1e-9,
+            len(fr) == 3
+            and all(f is not None and math.isfinite(f) and f >= 0 for f in fr)
+            and abs(sum(f or 0.0 for f in fr) - 1.0) < 1e-9,
             "split_fractions",
-            f"must be three non-negative fractions summing to 1, got {self.split_fractions}",
+            f"must be three non-negative fractions summing to 1, got {fractions!r}",
         )
         object.__setattr__(self, "split_fractions", fr)
         if self.job_range is not None:
-            lo, hi = (int(x) for x in self.job_range)
-            _check(
-                0 <= lo < hi,
-                "job_range",
-                f"must be (first, stop) with 0 <= first < stop, got {self.job_range}",
+            bounds = self.job_range
+            ok = (
+                isinstance(bounds, (tuple, list))
+                and len(bounds) == 2
+                and all(isinstance(x, numbers.Integral) and not isinstance(x, bool) for x in bounds)
+                and 0 <= bounds[0] < bounds[1]
             )
-            object.__setattr__(self, "job_range", (lo, hi))
+            _check(ok, "job_range", f"must be (first, stop) integers with 0 <= first < stop, got {bounds!r}")
+            object.__setattr__(self, "job_range", (int(bounds[0]), int(bounds[1])))
+        _flag(self, "warm_start")
+        _check(
+            isinstance(self.warm_policy, str),
+            "warm_policy",
+            f"must be a preset name, got {self.warm_policy!r}",
+        )
+        _optional_name(self, "predictor", "predictor")
+        _optional_name(self, "predictor_of", "preset")
+        _flag(self, "kill_at_estimate")
 
 
 @dataclass(frozen=True)
@@ -155,23 +221,16 @@ class ObservationConfig:
     oracle: bool = False
 
     def __post_init__(self) -> None:
-        _check(
-            self.window_size is None or int(self.window_size) >= 1,
-            "window_size",
-            f"must be >= 1 or None, got {self.window_size}",
-        )
-        obs = tuple(self.observations)
+        _integer(self, "window_size", 1, none=True)
+        _names(self, "observations", "observation builder")
+        obs = self.observations
         _check(
             len(obs) > 0 and len(set(obs)) == len(obs), "observations", f"must be distinct names, got {obs}"
         )
-        object.__setattr__(self, "observations", obs)
-        _check(int(self.histogram_bins) >= 1, "histogram_bins", f"must be >= 1, got {self.histogram_bins}")
+        _integer(self, "histogram_bins", 1)
         _choice(self.histogram_duration, "histogram_duration", HISTOGRAM_DURATIONS)
-        _check(
-            math.isfinite(self.max_time_s) and self.max_time_s > 1,
-            "max_time_s",
-            f"must be a number of seconds > 1, got {self.max_time_s}",
-        )
+        _number(self, "max_time_s", "a number of seconds > 1", lambda v: v > 1)
+        _flag(self, "oracle")
 
 
 @dataclass(frozen=True)
@@ -199,9 +258,9 @@ class ActionConfig:
     def __post_init__(self) -> None:
         _choice(self.mode, "mode", ACTION_MODES)
         _choice(self.backfill, "backfill", BACKFILL_MODES)
-        pol = tuple(self.policies)
-        _check(len(pol) > 0, "policies", "must name at least one dispatcher preset")
-        object.__setattr__(self, "policies", pol)
+        _names(self, "policies", "dispatcher preset")
+        _check(len(self.policies) > 0, "policies", "must name at least one dispatcher preset")
+        _flag(self, "every_event")
 
 
 @dataclass(frozen=True)
@@ -226,16 +285,10 @@ class RewardConfig:
     include_all: bool = True
 
     def __post_init__(self) -> None:
-        _check(
-            self.reward_scale is None or (math.isfinite(self.reward_scale) and self.reward_scale > 0),
-            "reward_scale",
-            f"must be a positive number or None, got {self.reward_scale}",
-        )
-        _check(
-            math.isfinite(self.invalid_penalty) and self.invalid_penalty >= 0,
-            "invalid_penalty",
-            f"must be >= 0, got {self.invalid_penalty}",
-        )
+        _check(isinstance(self.reward, str), "reward", f"must be a reward name, got {self.reward!r}")
+        _number(self, "reward_scale", "a positive number", lambda v: v > 0, none=True)
+        _number(self, "invalid_penalty", "a number >= 0", lambda v: v >= 0)
+        _flag(self, "include_all")
 
 
 @dataclass(frozen=True)
