@@ -14,10 +14,13 @@ import warnings
 from typing import Any
 
 from hpcgym.errors import (
+    EmptyWorkloadError,
     HpcGymError,
     InvalidConfigError,
     InvalidDecisionError,
+    MissingExtraError,
     TraceFormatError,
+    TraceWarning,
     UnknownNameError,
 )
 from hpcgym.workload import LoadReport, Workload, load_default, read_swf, write_swf
@@ -33,11 +36,14 @@ ENV_IDS: dict[str, dict[str, Any]] = {
 
 __all__ = [
     "ENV_IDS",
+    "EmptyWorkloadError",
     "HpcGymError",
     "InvalidConfigError",
     "InvalidDecisionError",
     "LoadReport",
+    "MissingExtraError",
     "TraceFormatError",
+    "TraceWarning",
     "UnknownNameError",
     "Workload",
     "__version__",

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from hpcgym._extras import require
 from hpcgym.baselines import policy_specs, preset_predictor, resolve_policy_name
 from hpcgym.cli import add_trace_arguments, command, load_trace, to_json
 from hpcgym.errors import InvalidConfigError
@@ -96,18 +96,15 @@ def check_plot_path(path: Path) -> None:
     """Fail fast when ``path`` cannot be plotted: a suffix :func:`plot` does not write, or no matplotlib.
 
     Raises:
-        InvalidConfigError: the suffix is not one of :data:`PLOT_SUFFIXES`, or matplotlib
-            is not installed (the message names the extra that installs it).
+        InvalidConfigError: the suffix is not one of :data:`PLOT_SUFFIXES`.
+        MissingExtraError: matplotlib is not installed (the message names the extra).
     """
     if path.suffix.lower() not in PLOT_SUFFIXES:
         raise InvalidConfigError(
             f"--plot {path}: the plot is written as PNG, PDF or SVG; "
             f"the file name must end in {', '.join(PLOT_SUFFIXES)}"
         )
-    if importlib.util.find_spec("matplotlib") is None:
-        raise InvalidConfigError(
-            f"--plot {path}: plotting needs matplotlib, which is not installed: pip install 'hpcgym[plot]'"
-        )
+    require("plot", what=f"--plot {path}")
 
 
 def compare(

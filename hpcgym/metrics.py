@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.errors import InvalidConfigError
+from hpcgym.errors import EmptyWorkloadError, InvalidConfigError
 from hpcgym.sim import Schedule
 
 MEASURED_SETS = {
@@ -297,6 +297,8 @@ def compute_metrics(
         Utilization, makespan and the queue are about the whole run, whatever the set.
     """
     w = schedule.workload
+    if len(w) == 0:
+        raise EmptyWorkloadError("compute_metrics: the schedule has no jobs, so there is nothing to average")
     submit = w.submit
     start, end = schedule.start, schedule.end
     mask = measured_jobs(schedule, include_all, measure=measure, jobs=jobs)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -152,13 +151,14 @@ def test_the_plot_suffixes_are_named():
 
 
 def test_missing_matplotlib_is_reported_before_the_run(capsys, monkeypatch, tmp_path):
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a)
-    )
+    import hpcgym._extras
+
+    real = hpcgym._extras.is_available
+    monkeypatch.setattr(hpcgym._extras, "is_available", lambda name: name != "matplotlib" and real(name))
     assert main(["compare", "--jobs", "50", "--plot", str(tmp_path / "x.png")]) == 2
     err = capsys.readouterr().err
     assert "needs matplotlib, which is not installed: pip install 'hpcgym[plot]'" in err
+    assert "Traceback" not in err
     assert "preset ..." not in err
 
 
