@@ -300,21 +300,19 @@ def _configure_demo(p: argparse.ArgumentParser) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from hpcgym.runner import SUMMARY_COLUMNS, format_table, run_policy, with_minutes
+    from hpcgym.compare import compare
+    from hpcgym.runner import SUMMARY_COLUMNS, format_table
 
     w = load_trace(args)
     print(w.report, file=sys.stderr)
-    rows = [
-        with_minutes(run_policy(w, policy, predictor).row)
-        for policy in ("fcfs", "sjf-list", "easy")
-        for predictor in ("walltime", "real")
-    ]
+    rows, _ = compare(w, ("fcfs", "sjf-list", "easy"), ("walltime", "real"))
     if args.json:
         print(to_json(rows))
         return 0
     print(
-        f"\n{w.name}: {len(w)} jobs on {w.procs} processors "
-        "(averages leave out warm-up and cool-down; W = user estimate, R = real run time)\n"
+        f"\n{w.name}: {len(w)} jobs on {w.procs} processors; every run averaged over the same "
+        f"{rows[0]['jobs_measured']} jobs (the first and last 1 % by submission left out); "
+        "W = user estimate, R = real run time\n"
     )
     print(format_table(rows, SUMMARY_COLUMNS))
     return 0
