@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.cli import add_trace_arguments, command, load_trace, to_json
-from hpcgym.runner import SUMMARY_COLUMNS, format_table, run_policy, with_minutes
+from hpcgym.cli import EXTRA_ARGUMENT_HELP, add_trace_arguments, command, load_trace, to_json
+from hpcgym.errors import InvalidConfigError
+from hpcgym.runner import SUMMARY_COLUMNS, easy_extra, format_table, run_policy, with_minutes
 from hpcgym.sim import Schedule
 from hpcgym.workload import Workload
 
@@ -48,14 +49,22 @@ def compare(
     *,
     include_all: bool = False,
     progress: bool = False,
+    extra: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[Schedule]]:
-    """Run every policy with every predictor (``None`` = the preset's own) on ``workload``."""
+    """Run every policy with every predictor (``None`` = the preset's own) on ``workload``.
+
+    ``extra`` (``"classic"`` or ``"all"``) sets how every EASY-family preset among
+    ``policies`` counts its extra processors; the other presets run as they are.
+    """
     rows, schedules = [], []
     for policy in policies:
         for predictor in predictors:
             if progress:
                 print(f"  {policy} / {predictor or 'preset'} ...", file=sys.stderr, flush=True)
-            result = run_policy(workload, policy, predictor, include_all=include_all, progress=False)
+            rule = extra if easy_extra(policy) is not None else None
+            result = run_policy(
+                workload, policy, predictor, include_all=include_all, progress=False, extra=rule
+            )
             rows.append(with_minutes(result.row))
             schedules.append(result.schedule)
     return rows, schedules
@@ -124,6 +133,13 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
     p.add_argument("--csv", type=Path, default=None, help="write the rows as CSV")
     p.add_argument("--plot", type=Path, default=None, help="write a PNG comparing the runs")
+    p.add_argument(
+        "--extra",
+        choices=("classic", "all"),
+        default=None,
+        help=EXTRA_ARGUMENT_HELP + "; applies to every EASY-family preset of --policies, the others run "
+        "as they are (an error if none is EASY-family)",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -133,7 +149,17 @@ def _run(args: argparse.Namespace) -> int:
     predictors: list[str | None] = [
         None if p.strip() == "preset" else p.strip() for p in args.predictors.split(",") if p.strip()
     ]
-    rows, schedules = compare(w, policies, predictors, include_all=args.include_all, progress=True)
+    if args.extra is not None:
+        easy = [p for p in policies if easy_extra(p) is not None]
+        if not easy:
+            raise InvalidConfigError(
+                f"--extra {args.extra} applies only to EASY-family presets; none of --policies "
+                f"{','.join(policies)} is one (see `hpcgym policies`)"
+            )
+        print(f"EASY extra processors: {args.extra} (for {', '.join(easy)})", file=sys.stderr)
+    rows, schedules = compare(
+        w, policies, predictors, include_all=args.include_all, progress=True, extra=args.extra
+    )
     if args.csv is not None:
         write_csv(args.csv, rows)
     if args.plot is not None:

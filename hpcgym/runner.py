@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
+from hpcgym.baselines import EasyBackfilling, make_policy, policy_specs, preset_predictor, resolve_policy_name
+from hpcgym.errors import InvalidConfigError
 from hpcgym.metrics import compute_metrics
 from hpcgym.prediction_metrics import prediction_metrics
 from hpcgym.sim import Schedule, Simulator
@@ -29,6 +31,7 @@ def run_policy(
     include_all: bool = False,
     progress: bool | None = None,
     via_env: bool = False,
+    extra: str | None = None,
 ) -> RunResult:
     """Simulate ``workload`` under the preset ``policy`` and compute its metrics.
 
@@ -42,22 +45,33 @@ def run_policy(
         via_env: run the policy as an agent acting through the Gymnasium environment
             (:func:`hpcgym.env.run_via_env`) instead of directly; the schedule and the
             row are the same, apart from the timing fields.
+        extra: how an EASY-family preset counts its extra processors, ``"classic"`` or
+            ``"all"`` (:class:`~hpcgym.baselines.EasyBackfilling`); by default the
+            preset's own rule (``"classic"`` for every built-in preset).
+
+    Raises:
+        InvalidConfigError: ``extra`` with a preset that is not EASY-family, or
+            ``extra="all"`` with ``via_env`` (the environment builds the preset itself).
 
     Returns:
         The schedule and one report row: ``trace, policy, predictor, procs, jobs_read,
         jobs_simulated, jobs_dropped, mean_wait_s, mean_slowdown, mean_bsld,
-        utilization, makespan_s, sim_seconds, jobs_per_second`` and more.
+        utilization, makespan_s, sim_seconds, jobs_per_second``, ``extra`` (the EASY
+        rule, None for other presets) and more.
     """
     name = resolve_policy_name(policy)
     pred = preset_predictor(name, predictor)
     pred_name = pred.name
+    dispatcher = make_policy(name)
+    if extra is not None:
+        dispatcher = _with_extra(dispatcher, name, extra, via_env)
     if via_env:
         from hpcgym.env.adapters import run_via_env
 
         schedule = run_via_env(workload, name, predictor, kill_at_estimate=kill_at_estimate)
     else:
         sim = Simulator(workload, predictor=pred, kill_at_estimate=kill_at_estimate)
-        schedule = sim.run(make_policy(name), progress=progress)
+        schedule = sim.run(dispatcher, progress=progress)
     schedule.policy = name
     metrics = compute_metrics(schedule, include_all=include_all)
     report = workload.report
@@ -74,6 +88,7 @@ def run_policy(
         "load_factor": report.load_factor if report else 1.0,
         "kill_at_estimate": kill_at_estimate,
         "include_all": include_all,
+        "extra": dispatcher.extra if isinstance(dispatcher, EasyBackfilling) else None,
     }
     row.update(metrics)
     row["prediction"] = prediction_metrics(schedule, include_all=include_all)
@@ -83,6 +98,31 @@ def run_policy(
         len(workload) / schedule.sim_seconds if schedule.sim_seconds > 0 else float("inf")
     )
     return RunResult(schedule, row)
+
+
+def easy_extra(policy: str) -> str | None:
+    """How the preset ``policy`` counts EASY's extra processors; None if it is not EASY-family.
+
+    >>> easy_extra("easy++"), easy_extra("fcfs")
+    ('classic', None)
+    """
+    dispatcher = make_policy(policy)
+    return dispatcher.extra if isinstance(dispatcher, EasyBackfilling) else None
+
+
+def _with_extra(dispatcher: object, name: str, extra: str, via_env: bool) -> EasyBackfilling:
+    if not isinstance(dispatcher, EasyBackfilling):
+        easy = ", ".join(n for n in policy_specs() if easy_extra(n) is not None)
+        raise InvalidConfigError(
+            f"extra={extra!r} applies only to EASY-family presets ({easy}); "
+            f"{name!r} makes no reservation, so it has no extra processors"
+        )
+    if via_env and extra != dispatcher.extra:
+        raise InvalidConfigError(
+            f"extra={extra!r} cannot be combined with via_env: the environment builds the preset "
+            f"{name!r} itself, with its own rule ({dispatcher.extra!r})"
+        )
+    return dataclasses.replace(dispatcher, extra=extra)  # validates extra
 
 
 def format_table(rows: list[dict[str, Any]], columns: list[tuple[str, str, str]]) -> str:
