@@ -14,11 +14,12 @@ keep the docs to it):
 * ``<!-- docs-test: expensive -->`` on the line before a block: it takes long (a training
   run, a benchmark) and runs only under ``pytest -m expensive`` (``make bench``).
 
-Examples run from a copy of the repository root (the package linked, not copied), so commands that write files (``--plot cmp.png``) write into a
-temporary folder. ``../shared/traces`` there points at the development traces; an
-example that needs one that is absent is skipped, saying which. Output changes as the
-code grows: the runner asserts only that each example exits with 0 and prints no
-traceback.
+Examples run from a copy of the repository root (the package linked, not copied), so
+commands that write files (``--plot cmp.png``) write into a temporary folder.
+``../shared/traces`` there points at the development traces; an example that needs one
+that is absent is skipped, saying which (likewise one that needs a missing optional
+extra). Output changes as the code grows: the runner asserts only that each example
+exits with 0 and prints no traceback.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import itertools
+import json
 import os
 import re
 import shlex
@@ -283,3 +285,35 @@ def test_readme_quickstart_has_exactly_the_two_commands() -> None:
     quick = text.split("## Quickstart", 1)[1].split("\n## ", 1)[0]
     first = next(b for b in blocks(ROOT / "README.md") if b.text and b.text in quick)
     assert [shlex.join(argv) for argv in commands(first)] == ["make demo", "make test"]
+
+
+# ``--help`` is documentation too: its defaults are the ones the code applies.
+
+
+def _tiny_trace(procs: int) -> str:
+    jobs = [
+        f"{i + 1} {60 * i} -1 {300 + 97 * (i % 7)} {1 + i % 16} -1 -1 {1 + i % 16} {900} -1 1 {1 + i % 3} "
+        "1 -1 -1 -1 -1 -1"
+        for i in range(60)
+    ]
+    return f"; MaxProcs: {procs}\n" + "\n".join(jobs) + "\n"
+
+
+def test_reproduce_help_states_the_machine_sizes_the_code_applies(tmp_path, write_swf_text, capsys) -> None:
+    from hpcgym.cli import main
+    from hpcgym.reproduce import TSAFRIR2007_MACHINES
+
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    for key, cpus in TSAFRIR2007_MACHINES.items():
+        assert f"{key} {cpus}" in help_text
+    assert "else the header's MaxProcs" in help_text
+    assert "(required;" in help_text
+    # what the help says: a file named like CTC-SP2 runs on the paper's 512 CPUs, another on its header's
+    for name, procs in (("CTC-SP2-tiny.swf", 512), ("elsewhere-tiny.swf", 338)):
+        trace = write_swf_text(tmp_path / name, _tiny_trace(338))
+        assert main(["reproduce", "tsafrir2007", "--trace", str(trace), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["procs"] == procs
+    assert main(["reproduce", "tsafrir2007"]) == 2  # --trace is required, as the help says
+    assert "--trace" in capsys.readouterr().err
