@@ -143,7 +143,17 @@ def _skip_unless_traces_present(text: str) -> None:
         pytest.skip(f"needs the development trace(s) {', '.join(missing)}, absent here")
 
 
-def _skip_unless_importable(source: str) -> None:
+OPTIONAL_MODULES = {
+    "stable_baselines3": "rl",
+    "sb3_contrib": "rl",
+    "torch": "rl",
+    "matplotlib": "plot",
+    "ortools": "cp",
+}
+"""Modules of hpcgym's optional extras: an example importing a missing one is skipped."""
+
+
+def _skip_unless_extras_installed(source: str) -> None:
     missing = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -154,10 +164,10 @@ def _skip_unless_importable(source: str) -> None:
             continue
         for name in names:
             top = name.split(".")[0]
-            if importlib.util.find_spec(top) is None:
-                missing.add(top)
+            if top in OPTIONAL_MODULES and importlib.util.find_spec(top) is None:
+                missing.add(f"{top} (extra {OPTIONAL_MODULES[top]})")
     if missing:
-        pytest.skip(f"needs {', '.join(sorted(missing))} (an optional extra of hpcgym), not installed")
+        pytest.skip(f"needs {', '.join(sorted(missing))}, not installed")
 
 
 def _check(result: subprocess.CompletedProcess[str], what: str) -> None:
@@ -174,7 +184,7 @@ def test_example_runs(block: Block, workdir: Path) -> None:
     _skip_unless_traces_present(block.text)
     env = _environment()
     if block.language == "python":
-        _skip_unless_importable(block.text)
+        _skip_unless_extras_installed(block.text)
         script = workdir.parent / "example.py"
         script.write_text(block.text)
         result = subprocess.run(
@@ -182,13 +192,15 @@ def test_example_runs(block: Block, workdir: Path) -> None:
         )
         _check(result, f"{block.id}: python block")
         return
-    for argv in commands(block):
-        if argv[0] not in RUNNABLE:
-            continue
+    runs = [argv for argv in commands(block) if argv[0] in RUNNABLE]
+    for argv in runs:  # skip before running anything, not halfway through a block
         if argv[:3] == ["python", "-m", "hpcgym.agents.train_maskable_ppo"]:
-            _skip_unless_importable("import sb3_contrib")
+            _skip_unless_extras_installed("import sb3_contrib")
+        if "--plot" in argv:
+            _skip_unless_extras_installed("import matplotlib")
         if "benchmarks/run.py" in argv and not TRACES.is_dir():
             pytest.skip(f"benchmarks/run.py needs the development traces ({TRACES.name}), absent here")
+    for argv in runs:
         program = [sys.executable, "-m", "hpcgym"] if argv[0] == "hpcgym" else [sys.executable]
         full = [*program, *argv[1:]]
         result = subprocess.run(full, cwd=workdir, env=env, capture_output=True, text=True)
