@@ -1,30 +1,41 @@
 # hpcgym: `make demo` and `make test` work on a fresh machine with only Python 3.11.
+# Both share one .venv; each installs what it runs and remembers it in a stamp of its own:
+# `make demo` the core package only, `make test` (and bench, lint) every extra.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
+FULL_STAMP := $(VENV)/.installed-all
+# Every optional extra of pyproject.toml (rl, plot, dev, ...), read from the file so a new one is included.
+EXTRAS = $(shell $(PY) -c "import tomllib; print(','.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']))")
 
-.PHONY: demo test bench lint reproduce clean
+.PHONY: demo test bench lint clean
 
-$(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+$(PY):
+	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+$(DEMO_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $(DEMO_STAMP)
+
+$(FULL_STAMP): pyproject.toml | $(PY)
 	# The CPU build of torch first: a bare requirement would pull a multi-GB CUDA build.
 	$(PY) -m pip install --quiet "torch==2.13.0"
-	$(PY) -m pip install --quiet -e ".[rl,plot,dev]"
-	touch $(STAMP)
+	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
+	touch $(FULL_STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(PY) -m hpcgym demo
 
-test: $(STAMP)
+test: $(FULL_STAMP)
 	$(PY) -m pytest -q -n 2 -m "not expensive"
 
-bench: $(STAMP)
+bench: $(FULL_STAMP)
 	$(PY) -m pytest -q -m expensive
 	$(PY) benchmarks/run.py
 
-lint: $(STAMP)
+lint: $(FULL_STAMP)
 	$(VENV)/bin/ruff check hpcgym tests benchmarks
 	$(VENV)/bin/ruff format --check hpcgym tests benchmarks
 	$(VENV)/bin/mypy hpcgym

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import sys
+import textwrap
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -145,6 +146,21 @@ def to_json(value: Any) -> str:
     return json.dumps(json_ready(value), default=float, allow_nan=False)
 
 
+EXTRA_RULE_HELP = {
+    "classic": "the free processors plus those of running jobs taken in predicted-end order until the "
+    "first waiting job fits, minus its need (Lifka's EASY; reproduces Tsafrir et al. 2007). Of running "
+    "jobs with the same predicted end only those needed are counted, so the result depends on their order",
+    "all": "every processor predicted to be free at the reservation, minus the first waiting job's need",
+}
+"""EASY's rules for counting extra processors (``EasyBackfilling(extra=...)``), for help texts."""
+
+EXTRA_ARGUMENT_HELP = (
+    "how EASY-family presets count the extra processors a long job may backfill onto: "
+    "'classic' (every preset's default; reproduces Tsafrir et al. 2007) or 'all' (every processor "
+    "predicted free at the reservation); see `hpcgym policies`"
+)
+
+
 def _configure_simulate(p: argparse.ArgumentParser) -> None:
     add_trace_arguments(p)
     p.add_argument("--policy", default="easy", help="dispatcher preset (see `hpcgym policies`)")
@@ -168,6 +184,12 @@ def _configure_simulate(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run the policy as an agent acting through the Gymnasium environment (same result)",
     )
+    p.add_argument(
+        "--extra",
+        choices=("classic", "all"),
+        default=None,
+        help=EXTRA_ARGUMENT_HELP + "; an error with a policy that is not EASY-family",
+    )
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -189,12 +211,15 @@ def _simulate(args: argparse.Namespace) -> int:
         include_all=args.include_all,
         progress=False if args.no_progress else None,
         via_env=args.via_env,
+        extra=args.extra,
     )
     if args.schedule_out is not None:
         write_schedule(args.schedule_out, result.schedule)
     if args.json:
         print(to_json(result.row))
     else:
+        if args.extra is not None:
+            print(f"EASY extra processors: {args.extra}", file=sys.stderr)
         print(format_table([with_minutes(result.row)], SUMMARY_COLUMNS))
     return 0
 
@@ -255,13 +280,20 @@ def _configure_none(p: argparse.ArgumentParser) -> None:
 
 def _policies(args: argparse.Namespace) -> int:
     from hpcgym.baselines import policy_specs
+    from hpcgym.runner import easy_extra
 
     specs = policy_specs()
+    extra = {name: easy_extra(name) for name in specs}
     if args.json:
         print(
             json.dumps(
                 {
-                    n: {"predictor": s.predictor, "description": s.description, **s.combines}
+                    n: {
+                        "predictor": s.predictor,
+                        "description": s.description,
+                        **s.combines,
+                        "extra processors": extra[n],
+                    }
                     for n, s in specs.items()
                 }
             )
@@ -273,7 +305,12 @@ def _policies(args: argparse.Namespace) -> int:
         parts = [f"predictor={spec.predictor}"] + [
             f"{k}={v}" for k, v in spec.combines.items() if k != "predictor"
         ]
+        if extra[name] is not None:
+            parts.append(f"extra processors={extra[name]}")
         print(f"{''.ljust(width)}    {', '.join(parts)}")
+    print("\nextra processors (EASY-family presets; `simulate` and `compare` take --extra classic|all):")
+    for rule, text in EXTRA_RULE_HELP.items():
+        print(textwrap.fill(text, 100, initial_indent=f"  {rule:<9}", subsequent_indent=" " * 11))
     return 0
 
 

@@ -1,10 +1,11 @@
 """Clusters: what resources a machine has and how jobs are placed on them.
 
 The engine talks to a cluster only through :class:`Cluster`: ``fits``, ``allocate``
-and ``release`` of one job. :class:`ProcessorCluster` is the machine of a Parallel
-Workloads Archive trace: N interchangeable processor slots. The heterogeneous node
-model of Eurora (cores, GPUs, MICs and memory per node) implements the same interface
-and chooses nodes in ``allocate``.
+and ``release`` of one job. One machine model is implemented, :class:`ProcessorCluster`:
+the machine of a Parallel Workloads Archive trace, N interchangeable processor slots of
+one resource type. There is no node model yet (nodes with several resource types, such as
+the cores, GPUs, MICs and memory of the Eurora machine in Galleguillos et al.): another
+model would implement the same interface.
 """
 
 from __future__ import annotations

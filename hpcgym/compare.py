@@ -28,7 +28,7 @@ import numpy as np
 
 from hpcgym._extras import require
 from hpcgym.baselines import policy_specs, preset_predictor, resolve_policy_name
-from hpcgym.cli import add_trace_arguments, command, load_trace, to_json
+from hpcgym.cli import EXTRA_ARGUMENT_HELP, add_trace_arguments, command, load_trace, to_json
 from hpcgym.errors import InvalidConfigError
 from hpcgym.metrics import (
     MEASURED_SETS,
@@ -40,7 +40,7 @@ from hpcgym.metrics import (
     measurement_notes,
 )
 from hpcgym.prediction_metrics import prediction_metrics
-from hpcgym.runner import SUMMARY_COLUMNS, format_table, run_policy, with_minutes
+from hpcgym.runner import SUMMARY_COLUMNS, easy_extra, format_table, run_policy, with_minutes
 from hpcgym.sim import Schedule
 from hpcgym.workload import Workload
 
@@ -115,6 +115,7 @@ def compare(
     measure: str = "trimmed",
     include_all: bool = False,
     progress: bool = False,
+    extra: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[Schedule]]:
     """Run every policy with every predictor (``None`` = the preset's own) on ``workload``.
 
@@ -127,6 +128,8 @@ def compare(
             run) or ``all``.
         include_all: the same as ``measure="all"``.
         progress: one line per run on stderr.
+        extra: how every EASY-family preset among ``policies`` counts its extra
+            processors (``"classic"`` or ``"all"``); the other presets run as they are.
 
     Returns:
         One row per run (policy-major; :func:`hpcgym.runner.run_policy`'s row with the
@@ -146,7 +149,8 @@ def compare(
         for predictor in predictors:
             if progress:
                 print(f"  {policy} / {predictor or 'preset'} ...", file=sys.stderr, flush=True)
-            results.append(run_policy(workload, policy, predictor, progress=False))
+            rule = extra if easy_extra(policy) is not None else None
+            results.append(run_policy(workload, policy, predictor, progress=False, extra=rule))
     schedules = [r.schedule for r in results]
     mask = common_measured_jobs(schedules, measure)
     n, m = len(workload), int(mask.sum())
@@ -347,6 +351,13 @@ def _configure(p: argparse.ArgumentParser) -> None:
         default=None,
         help=f"write a plot comparing the runs ({', '.join(PLOT_SUFFIXES)}; needs the plot extra)",
     )
+    p.add_argument(
+        "--extra",
+        choices=("classic", "all"),
+        default=None,
+        help=EXTRA_ARGUMENT_HELP + "; applies to every EASY-family preset of --policies, the others run "
+        "as they are (an error if none is EASY-family)",
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -355,12 +366,20 @@ def _run(args: argparse.Namespace) -> int:
         None if p.strip() == "preset" else p.strip() for p in args.predictors.split(",") if p.strip()
     ]
     check_names(policies, predictors)
+    if args.extra is not None:
+        easy = [p for p in policies if easy_extra(p) is not None]
+        if not easy:
+            raise InvalidConfigError(
+                f"--extra {args.extra} applies only to EASY-family presets; none of --policies "
+                f"{','.join(policies)} is one (see `hpcgym policies`)"
+            )
+        print(f"EASY extra processors: {args.extra} (for {', '.join(easy)})", file=sys.stderr)
     if args.plot is not None:
         check_plot_path(args.plot)
     w = load_trace(args)
     print(w.report, file=sys.stderr)
     measure = "all" if args.include_all else args.measure
-    rows, schedules = compare(w, policies, predictors, measure=measure, progress=True)
+    rows, schedules = compare(w, policies, predictors, measure=measure, progress=True, extra=args.extra)
     if args.csv is not None:
         write_csv(args.csv, rows)
     if args.plot is not None:

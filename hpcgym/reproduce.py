@@ -34,7 +34,7 @@ from hpcgym.errors import InvalidConfigError, UnknownNameError
 from hpcgym.metrics import compute_metrics, measurement_notes
 from hpcgym.prediction_metrics import predictability, prediction_metrics
 from hpcgym.sim import Simulator
-from hpcgym.workload import Workload
+from hpcgym.workload import KNOWN_MACHINES, Workload
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -518,9 +518,22 @@ REPRODUCTIONS: dict[str, Reproduction] = {
 def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("paper", help=f"which paper: {', '.join(REPRODUCTIONS)}")
     add_trace_arguments(p)
+    machines = ", ".join(f"{k} {size}" for k, (size, _) in KNOWN_MACHINES.items())
+    _reword(
+        p,
+        "trace",
+        "SWF file, plain or .gz (required; the paper's figures stand beside ours when the file name "
+        f"starts like one of its traces: {', '.join(prefix for prefix, _ in _TRACE_PREFIXES)})",
+    )
+    _reword(
+        p,
+        "procs",
+        f"machine size (default: the paper's Table 1 size when the file name names one of its traces "
+        f"-- {machines} CPUs -- else the header's MaxProcs)",
+    )
     p.add_argument(
         "--extra",
-        choices=EXTRA_RULES,
+        choices=("classic", "all"),
         default="classic",
         help="how EASY counts extra processors (default: classic, as in the paper's simulator)",
     )
@@ -533,6 +546,13 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--plot", type=Path, default=None, help="also write a PNG: ours beside the paper's figures"
     )
+
+
+def _reword(p: argparse.ArgumentParser, dest: str, text: str) -> None:
+    """Replace the help of a shared argument whose default means something else here."""
+    for action in p._actions:  # argparse has no public way to reword an added argument
+        if action.dest == dest:
+            action.help = text
 
 
 def _reproduce(args: argparse.Namespace) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
+from hpcgym.baselines import EasyBackfilling, make_policy, policy_specs, preset_predictor, resolve_policy_name
 from hpcgym.errors import EmptyWorkloadError, InvalidConfigError
 from hpcgym.metrics import compute_metrics
 from hpcgym.prediction_metrics import prediction_metrics
@@ -45,6 +46,7 @@ def run_policy(
     include_all: bool = False,
     progress: bool | None = None,
     via_env: bool = False,
+    extra: str | None = None,
 ) -> RunResult:
     """Simulate ``workload`` under ``policy`` and compute its metrics.
 
@@ -61,17 +63,22 @@ def run_policy(
         via_env: run the policy as an agent acting through the Gymnasium environment
             (:func:`hpcgym.env.run_via_env`) instead of directly; the schedule and the
             row are the same, apart from the timing fields. Presets only.
+        extra: how an EASY-family preset counts its extra processors, ``"classic"`` or
+            ``"all"`` (:class:`~hpcgym.baselines.EasyBackfilling`); by default the
+            preset's own rule (``"classic"`` for every built-in preset).
 
     Returns:
         The schedule and one report row: ``trace, policy, predictor, procs, jobs_read,
         jobs_simulated, jobs_dropped, mean_wait_s, mean_slowdown, mean_bsld,
-        utilization, makespan_s, sim_seconds, jobs_per_second, load_report`` and more.
+        utilization, makespan_s, sim_seconds, jobs_per_second, load_report``, ``extra``
+        (the EASY rule, None for other presets) and more.
 
     Raises:
         EmptyWorkloadError: the workload has no jobs.
         UnknownNameError: ``policy`` or ``predictor`` is not a registered name.
-        InvalidConfigError: ``policy`` is neither a name nor callable, or ``via_env``
-            with a callable.
+        InvalidConfigError: ``policy`` is neither a name nor callable, ``via_env``
+            with a callable, ``extra`` with a preset that is not EASY-family, or
+            ``extra="all"`` with ``via_env`` (the environment builds the preset itself).
     """
     if len(workload) == 0:
         where = f" of {workload.report.path}" if workload.report is not None else ""
@@ -94,13 +101,17 @@ def run_policy(
             f"policy must be a preset name (hpcgym policies) or a dispatcher callable, got {policy!r}"
         )
     pred_name = pred.name
+    if dispatcher is None:
+        dispatcher = make_policy(name)
+    if extra is not None:
+        dispatcher = _with_extra(dispatcher, name, extra, via_env)
     if via_env:
         from hpcgym.env.adapters import run_via_env
 
         schedule = run_via_env(workload, name, predictor, kill_at_estimate=kill_at_estimate)
     else:
         sim = Simulator(workload, predictor=pred, kill_at_estimate=kill_at_estimate)
-        schedule = sim.run(dispatcher if dispatcher is not None else make_policy(name), progress=progress)
+        schedule = sim.run(dispatcher, progress=progress)
     schedule.policy = name
     metrics = compute_metrics(schedule, include_all=include_all)
     report = workload.report
@@ -118,6 +129,7 @@ def run_policy(
         "kill_at_estimate": kill_at_estimate,
         "include_all": include_all,
         "load_report": report.to_dict() if report else None,
+        "extra": dispatcher.extra if isinstance(dispatcher, EasyBackfilling) else None,
     }
     row.update(metrics)
     row["prediction"] = prediction_metrics(schedule, include_all=include_all)
@@ -127,6 +139,31 @@ def run_policy(
         len(workload) / schedule.sim_seconds if schedule.sim_seconds > 0 else float("inf")
     )
     return RunResult(schedule, row)
+
+
+def easy_extra(policy: str) -> str | None:
+    """How the preset ``policy`` counts EASY's extra processors; None if it is not EASY-family.
+
+    >>> easy_extra("easy++"), easy_extra("fcfs")
+    ('classic', None)
+    """
+    dispatcher = make_policy(policy)
+    return dispatcher.extra if isinstance(dispatcher, EasyBackfilling) else None
+
+
+def _with_extra(dispatcher: object, name: str, extra: str, via_env: bool) -> EasyBackfilling:
+    if not isinstance(dispatcher, EasyBackfilling):
+        easy = ", ".join(n for n in policy_specs() if easy_extra(n) is not None)
+        raise InvalidConfigError(
+            f"extra={extra!r} applies only to EASY-family presets ({easy}); "
+            f"{name!r} makes no reservation, so it has no extra processors"
+        )
+    if via_env and extra != dispatcher.extra:
+        raise InvalidConfigError(
+            f"extra={extra!r} cannot be combined with via_env: the environment builds the preset "
+            f"{name!r} itself, with its own rule ({dispatcher.extra!r})"
+        )
+    return dataclasses.replace(dispatcher, extra=extra)  # validates extra
 
 
 def _cell(value: Any, spec: str) -> str:
