@@ -171,11 +171,12 @@ def _configure_simulate(p: argparse.ArgumentParser) -> None:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from hpcgym.baselines import preset_predictor
+    from hpcgym.baselines import preset_predictor, resolve_policy_name
     from hpcgym.runner import SUMMARY_COLUMNS, format_table, run_policy, with_minutes
 
     # arguments first, before a trace is read and simulated
-    preset_predictor(args.policy, args.predictor)  # UnknownNameError, InvalidConfigError
+    policy = resolve_policy_name(args.policy)  # UnknownNameError; the canonical name from here on
+    preset_predictor(policy, args.predictor)  # UnknownNameError, InvalidConfigError
     if args.schedule_out is not None:
         check_schedule_path(args.schedule_out)
     w = load_trace(args)
@@ -183,7 +184,7 @@ def _simulate(args: argparse.Namespace) -> int:
         print(w.report, file=sys.stderr)
     result = run_policy(
         w,
-        args.policy,
+        policy,
         args.predictor,
         kill_at_estimate=args.kill_at_estimate,
         include_all=args.include_all,
@@ -254,14 +255,22 @@ def _configure_none(p: argparse.ArgumentParser) -> None:
 
 
 def _policies(args: argparse.Namespace) -> int:
-    from hpcgym.baselines import policy_specs
+    from hpcgym.baselines import POLICIES, policy_specs
 
     specs = policy_specs()
+    aliases: dict[str, list[str]] = {}
+    for alias, target in POLICIES.aliases().items():
+        aliases.setdefault(target, []).append(alias)
     if args.json:
         print(
             json.dumps(
                 {
-                    n: {"predictor": s.predictor, "description": s.description, **s.combines}
+                    n: {
+                        "predictor": s.predictor,
+                        "description": s.description,
+                        "aliases": aliases.get(n, []),
+                        **s.combines,
+                    }
                     for n, s in specs.items()
                 }
             )
@@ -269,7 +278,8 @@ def _policies(args: argparse.Namespace) -> int:
         return 0
     width = max(map(len, specs))
     for name, spec in specs.items():
-        print(f"{name.ljust(width)}  {spec.description}")
+        alias = f" (alias: {', '.join(aliases[name])})" if name in aliases else ""
+        print(f"{name.ljust(width)}  {spec.description}{alias}")
         parts = [f"predictor={spec.predictor}"] + [
             f"{k}={v}" for k, v in spec.combines.items() if k != "predictor"
         ]
