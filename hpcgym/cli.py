@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import warnings
@@ -24,6 +23,7 @@ from typing import Any
 
 from hpcgym import __version__
 from hpcgym.errors import HpcGymError, InvalidConfigError, TraceWarning
+from hpcgym.report import to_json
 
 Handler = Callable[[argparse.Namespace], int]
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Handler, str]] = {}
@@ -126,25 +126,6 @@ def load_trace(args: argparse.Namespace) -> Any:
     return w
 
 
-def json_ready(value: Any) -> Any:
-    """``value`` with NaN and infinities as ``null``: strict JSON has no spelling for them.
-
-    (A metric over no jobs is NaN, e.g. the mean wait of an empty job class.)
-    """
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(v) for v in value]
-    return value
-
-
-def to_json(value: Any) -> str:
-    """Strict JSON of a result: NaN and infinities become ``null``, numpy numbers plain ones."""
-    return json.dumps(json_ready(value), default=float, allow_nan=False)
-
-
 def _configure_simulate(p: argparse.ArgumentParser) -> None:
     add_trace_arguments(p)
     p.add_argument("--policy", default="easy", help="dispatcher preset (see `hpcgym policies`)")
@@ -172,7 +153,8 @@ def _configure_simulate(p: argparse.ArgumentParser) -> None:
 
 def _simulate(args: argparse.Namespace) -> int:
     from hpcgym.baselines import preset_predictor, resolve_policy_name
-    from hpcgym.runner import SUMMARY_COLUMNS, format_table, run_policy, with_minutes
+    from hpcgym.report import SUMMARY_COLUMNS, format_table, with_minutes
+    from hpcgym.runner import run_policy
 
     # arguments first, before a trace is read and simulated
     policy = resolve_policy_name(args.policy)  # UnknownNameError; the canonical name from here on
@@ -311,7 +293,7 @@ def _configure_demo(p: argparse.ArgumentParser) -> None:
 
 def _demo(args: argparse.Namespace) -> int:
     from hpcgym.compare import compare
-    from hpcgym.runner import SUMMARY_COLUMNS, format_table
+    from hpcgym.report import SUMMARY_COLUMNS, format_table
 
     w = load_trace(args)
     print(w.report, file=sys.stderr)
