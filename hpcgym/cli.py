@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 import textwrap
@@ -25,6 +24,7 @@ from typing import Any
 
 from hpcgym import __version__
 from hpcgym.errors import HpcGymError, InvalidConfigError, TraceWarning
+from hpcgym.report import to_json
 
 Handler = Callable[[argparse.Namespace], int]
 COMMANDS: dict[str, tuple[Callable[[argparse.ArgumentParser], None], Handler, str]] = {}
@@ -127,25 +127,6 @@ def load_trace(args: argparse.Namespace) -> Any:
     return w
 
 
-def json_ready(value: Any) -> Any:
-    """``value`` with NaN and infinities as ``null``: strict JSON has no spelling for them.
-
-    (A metric over no jobs is NaN, e.g. the mean wait of an empty job class.)
-    """
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: json_ready(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_ready(v) for v in value]
-    return value
-
-
-def to_json(value: Any) -> str:
-    """Strict JSON of a result: NaN and infinities become ``null``, numpy numbers plain ones."""
-    return json.dumps(json_ready(value), default=float, allow_nan=False)
-
-
 EXTRA_RULE_HELP = {
     "classic": "the free processors plus those of running jobs taken in predicted-end order until the "
     "first waiting job fits, minus its need (Lifka's EASY; reproduces Tsafrir et al. 2007). Of running "
@@ -193,11 +174,13 @@ def _configure_simulate(p: argparse.ArgumentParser) -> None:
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from hpcgym.baselines import preset_predictor
-    from hpcgym.runner import SUMMARY_COLUMNS, format_table, run_policy, with_minutes
+    from hpcgym.baselines import preset_predictor, resolve_policy_name
+    from hpcgym.report import SUMMARY_COLUMNS, format_table, with_minutes
+    from hpcgym.runner import run_policy
 
     # arguments first, before a trace is read and simulated
-    preset_predictor(args.policy, args.predictor)  # UnknownNameError, InvalidConfigError
+    policy = resolve_policy_name(args.policy)  # UnknownNameError; the canonical name from here on
+    preset_predictor(policy, args.predictor)  # UnknownNameError, InvalidConfigError
     if args.schedule_out is not None:
         check_schedule_path(args.schedule_out)
     w = load_trace(args)
@@ -205,7 +188,7 @@ def _simulate(args: argparse.Namespace) -> int:
         print(w.report, file=sys.stderr)
     result = run_policy(
         w,
-        args.policy,
+        policy,
         args.predictor,
         kill_at_estimate=args.kill_at_estimate,
         include_all=args.include_all,
@@ -279,11 +262,14 @@ def _configure_none(p: argparse.ArgumentParser) -> None:
 
 
 def _policies(args: argparse.Namespace) -> int:
-    from hpcgym.baselines import policy_specs
+    from hpcgym.baselines import POLICIES, policy_specs
     from hpcgym.runner import easy_extra
 
     specs = policy_specs()
     extra = {name: easy_extra(name) for name in specs}
+    aliases: dict[str, list[str]] = {}
+    for alias, target in POLICIES.aliases().items():
+        aliases.setdefault(target, []).append(alias)
     if args.json:
         print(
             json.dumps(
@@ -291,6 +277,7 @@ def _policies(args: argparse.Namespace) -> int:
                     n: {
                         "predictor": s.predictor,
                         "description": s.description,
+                        "aliases": aliases.get(n, []),
                         **s.combines,
                         "extra processors": extra[n],
                     }
@@ -301,7 +288,8 @@ def _policies(args: argparse.Namespace) -> int:
         return 0
     width = max(map(len, specs))
     for name, spec in specs.items():
-        print(f"{name.ljust(width)}  {spec.description}")
+        alias = f" (alias: {', '.join(aliases[name])})" if name in aliases else ""
+        print(f"{name.ljust(width)}  {spec.description}{alias}")
         parts = [f"predictor={spec.predictor}"] + [
             f"{k}={v}" for k, v in spec.combines.items() if k != "predictor"
         ]
@@ -338,7 +326,7 @@ def _configure_demo(p: argparse.ArgumentParser) -> None:
 
 def _demo(args: argparse.Namespace) -> int:
     from hpcgym.compare import compare
-    from hpcgym.runner import SUMMARY_COLUMNS, format_table
+    from hpcgym.report import SUMMARY_COLUMNS, format_table
 
     w = load_trace(args)
     print(w.report, file=sys.stderr)

@@ -18,7 +18,6 @@ against 9,792 of lublin_256's 10,000), and over the ones it made wait least.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,7 +27,7 @@ import numpy as np
 
 from hpcgym._extras import require
 from hpcgym.baselines import policy_specs, preset_predictor, resolve_policy_name
-from hpcgym.cli import EXTRA_ARGUMENT_HELP, add_trace_arguments, command, load_trace, to_json
+from hpcgym.cli import EXTRA_ARGUMENT_HELP, add_trace_arguments, command, load_trace
 from hpcgym.errors import InvalidConfigError
 from hpcgym.metrics import (
     MEASURED_SETS,
@@ -40,31 +39,13 @@ from hpcgym.metrics import (
     measurement_notes,
 )
 from hpcgym.prediction_metrics import prediction_metrics
-from hpcgym.runner import SUMMARY_COLUMNS, easy_extra, format_table, run_policy, with_minutes
+from hpcgym.report import SUMMARY_COLUMNS, format_table, to_json, with_minutes, write_csv
+from hpcgym.runner import easy_extra, run_policy
 from hpcgym.sim import Schedule
 from hpcgym.workload import Workload
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-CSV_COLUMNS = (
-    "trace",
-    "policy",
-    "predictor",
-    "procs",
-    "jobs_simulated",
-    "measured_set",
-    "jobs_measured",
-    "jobs_dropped",
-    "mean_wait_s",
-    "mean_slowdown",
-    "mean_bsld",
-    "max_wait_s",
-    "utilization",
-    "makespan_s",
-    "sim_seconds",
-    "jobs_per_second",
-)
 
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 """File types :func:`plot` writes (matplotlib picks the format from the suffix)."""
@@ -183,14 +164,6 @@ def _notes(results: Sequence[Any], measured: int, total: int, measure: str) -> l
                     f"{total:,} jobs (the rest end after the last arrival or are the first 1 % to end)"
                 )
     return notes
-
-
-def write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    """One line per run with the :data:`CSV_COLUMNS`."""
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
 
 
 def _spans_decades(values: Sequence[float], ratio: float = 30.0) -> bool:

@@ -56,7 +56,8 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.errors import InvalidConfigError, UnknownNameError
+from hpcgym.errors import InvalidConfigError
+from hpcgym.registry import Registry
 
 MINUTE = 60.0
 
@@ -495,12 +496,21 @@ def with_correction(predictor: Predictor) -> Predictor:
 # ---------------------------------------------------------------------- registry
 PredictorFactory = Callable[..., Predictor]
 
-_PREDICTORS: dict[str, tuple[PredictorFactory, str]] = {}
-_ALIASES: dict[str, str] = {}
+PREDICTORS: Registry[Predictor] = Registry(
+    "predictor",
+    usage="(add ':key=value' parameters, '+x2' to double, '+pcor' for prediction correction)",
+)
+"""Every predictor by name (``make_predictor`` adds parameters and modifiers to a name)."""
+_PREDICTORS = PREDICTORS  # the registry's name before it was public
 
 
 def register_predictor(
-    name: str, factory: PredictorFactory, description: str, aliases: tuple[str, ...] = ()
+    name: str,
+    factory: PredictorFactory,
+    description: str,
+    aliases: tuple[str, ...] = (),
+    *,
+    replace: bool = False,
 ) -> None:
     """Make a predictor available by name (CLI ``--predictor``, ``make_predictor``).
 
@@ -511,38 +521,32 @@ def register_predictor(
             are passed to it.
         description: one line for ``hpcgym predictors``.
         aliases: other accepted names.
+        replace: replace a predictor already registered as ``name``.
+
+    Raises:
+        InvalidConfigError: a name has a separator character, or it is taken.
     """
     for n in (name, *aliases):
-        if not n or any(c in n for c in "+:,= "):
+        if not isinstance(n, str) or not n or any(c in n for c in "+:,= "):
             raise InvalidConfigError(
                 f"predictor name {n!r} must be non-empty without '+', ':', ',', '=' or spaces"
             )
-    _PREDICTORS[name] = (factory, description)
-    for alias in aliases:
-        _ALIASES[alias.lower()] = name
+    PREDICTORS.register(name, factory, aliases=aliases, description=description, replace=replace)
 
 
 def predictor_names() -> dict[str, str]:
     """Registered predictor names with a one-line description each."""
-    return {name: desc for name, (_, desc) in _PREDICTORS.items()}
+    return PREDICTORS.descriptions()
 
 
 def predictor_aliases() -> dict[str, str]:
     """Alias -> registered name."""
-    return dict(_ALIASES)
+    return PREDICTORS.aliases()
 
 
 def resolve_predictor_name(name: str) -> str:
     """The registered name for ``name`` or one of its aliases (no parameters or modifiers)."""
-    key = name.lower()
-    key = _ALIASES.get(key, key)
-    if key not in _PREDICTORS:
-        known = ", ".join(sorted(_PREDICTORS))
-        raise UnknownNameError(
-            f"unknown predictor {name!r}; known predictors: {known} "
-            "(add ':key=value' parameters, '+x2' to double, '+pcor' for prediction correction)"
-        )
-    return key
+    return PREDICTORS.resolve(name)
 
 
 def predictor_parameters(name: str) -> tuple[str, ...] | None:
@@ -553,7 +557,7 @@ def predictor_parameters(name: str) -> tuple[str, ...] | None:
     >>> predictor_parameters("W")
     ()
     """
-    factory = _PREDICTORS[resolve_predictor_name(name)][0]
+    factory = PREDICTORS.factory(name)
     try:
         params = inspect.signature(factory).parameters.values()
     except (TypeError, ValueError):  # a builtin or an object without a signature
@@ -615,7 +619,7 @@ def make_predictor(name: str) -> Predictor:
                 raise InvalidConfigError(f"predictor {name!r}: parameter {k!r} is given twice")
             kwargs[k] = _parse_value(v.strip())
     try:
-        predictor = _PREDICTORS[key][0](**kwargs)
+        predictor = PREDICTORS.make(key, **kwargs)
     except InvalidConfigError as err:
         raise InvalidConfigError(f"predictor {name!r}: {err}") from err
     except TypeError as err:  # a factory without a signature that rejects a keyword

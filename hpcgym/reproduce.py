@@ -29,10 +29,11 @@ import numpy as np
 
 from hpcgym.baselines import make_policy, preset_predictor
 from hpcgym.baselines.dispatchers import EXTRA_RULES, EasyBackfilling
-from hpcgym.cli import add_trace_arguments, command, load_trace, to_json
+from hpcgym.cli import add_trace_arguments, command, load_trace
 from hpcgym.errors import InvalidConfigError, UnknownNameError
 from hpcgym.metrics import compute_metrics, measurement_notes
 from hpcgym.prediction_metrics import predictability, prediction_metrics
+from hpcgym.report import to_json
 from hpcgym.sim import Simulator
 from hpcgym.workload import KNOWN_MACHINES, Workload
 

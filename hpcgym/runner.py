@@ -1,22 +1,30 @@
-"""Run a named policy on a workload and report, the same way for the CLI, demo and benchmarks."""
+"""Run a named policy on a workload: a schedule and a report row, the same for the CLI and benchmarks.
+
+The row is printed and written by :mod:`hpcgym.report`.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from hpcgym.baselines import EasyBackfilling, make_policy, policy_specs, preset_predictor, resolve_policy_name
 from hpcgym.errors import EmptyWorkloadError, InvalidConfigError
 from hpcgym.metrics import compute_metrics
 from hpcgym.prediction_metrics import prediction_metrics
 from hpcgym.predictors import make_predictor
+from hpcgym.report import SUMMARY_COLUMNS, format_table
 from hpcgym.sim import Dispatcher, Schedule, Simulator
 from hpcgym.workload import Workload
+
+__all__ = [
+    "SUMMARY_COLUMNS",  # tables live in hpcgym.report; these two names stay here for older imports
+    "RunResult",
+    "dispatcher_name",
+    "format_table",
+    "run_policy",
+]
 
 
 @dataclass
@@ -164,65 +172,3 @@ def _with_extra(dispatcher: object, name: str, extra: str, via_env: bool) -> Eas
             f"{name!r} itself, with its own rule ({dispatcher.extra!r})"
         )
     return dataclasses.replace(dispatcher, extra=extra)  # validates extra
-
-
-def _cell(value: Any, spec: str) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"  # a mean over no job; the notes under the table say why
-    if spec and isinstance(value, (int, float, np.integer, np.floating)):
-        return format(value, spec)
-    return str(value)
-
-
-def format_table(
-    rows: Sequence[dict[str, Any]],
-    columns: Sequence[tuple[str, str, str]],
-    notes: Sequence[str] = (),
-) -> str:
-    """A plain-text table (tabulate's ``simple`` style), then its notes.
-
-    Args:
-        rows: one dict per line.
-        columns: ``(key, header, format spec)`` triples; a column with a format spec is
-            numeric (right-aligned), a missing value or NaN is shown as ``-``.
-        notes: sentences printed under the table as ``note: ...``, after the rows' own
-            ``notes`` (the measured-set notes of :func:`hpcgym.metrics.compute_metrics`);
-            each distinct note once.
-
-    >>> columns = [("policy", "policy", ""), ("bsld", "bsld", ".2f")]
-    >>> print(format_table([{"policy": "easy", "bsld": 2.345}], columns))
-    policy      bsld
-    --------  ------
-    easy        2.35
-    """
-    from tabulate import tabulate
-
-    body = [[_cell(r.get(key), spec) for key, _, spec in columns] for r in rows]
-    text = tabulate(
-        body,
-        headers=[header for _, header, _ in columns],
-        tablefmt="simple",
-        disable_numparse=True,
-        colalign=["right" if spec else "left" for _, _, spec in columns],
-    )
-    every = [n for r in rows for n in r.get("notes", ())] + list(notes)
-    lines = [f"note: {n}" for n in dict.fromkeys(every)]
-    return "\n".join([text, *lines])
-
-
-SUMMARY_COLUMNS = [
-    ("policy", "policy", ""),
-    ("predictor", "predictor", ""),
-    ("jobs_measured", "measured", ",d"),
-    ("mean_wait_min", "wait [min]", ".1f"),
-    ("mean_slowdown", "slowdown", ".2f"),
-    ("mean_bsld", "bsld", ".2f"),
-    ("utilization", "util", ".3f"),
-    ("sim_seconds", "sim [s]", ".3f"),
-    ("jobs_per_second", "jobs/s", ",.0f"),
-]
-
-
-def with_minutes(row: dict[str, Any]) -> dict[str, Any]:
-    """``row`` plus ``mean_wait_min`` for tables."""
-    return {**row, "mean_wait_min": row["mean_wait_s"] / 60.0}

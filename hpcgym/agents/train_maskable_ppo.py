@@ -33,10 +33,9 @@ import numpy as np
 import hpcgym  # noqa: F401 - registers the environment ids
 from hpcgym._extras import require
 from hpcgym.baselines import make_policy
-from hpcgym.cli import to_json
 from hpcgym.env import DispatchEnv, DispatcherPolicy, FlattenDispatchObservation, run_episode
 from hpcgym.errors import HpcGymError
-from hpcgym.runner import format_table
+from hpcgym.report import format_table, to_json
 
 
 @dataclass(frozen=True)

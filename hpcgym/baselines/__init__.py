@@ -13,19 +13,22 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hpcgym.baselines.dispatchers import FCFS, EasyBackfilling, ListScheduler
-from hpcgym.errors import UnknownNameError
 from hpcgym.predictors import Predictor, Scaled, make_predictor, with_correction
+from hpcgym.registry import Entry, Registry
 from hpcgym.sim import Dispatcher
 
 __all__ = [
     "FCFS",
+    "POLICIES",
     "EasyBackfilling",
     "ListScheduler",
     "PolicySpec",
     "make_policy",
+    "policy_spec",
     "policy_specs",
     "preset_predictor",
     "register_policy",
+    "resolve_policy_name",
 ]
 
 
@@ -57,36 +60,50 @@ class PolicySpec:
     correction: bool = False
     doubling: float = 1.0
 
+    def __call__(self) -> Dispatcher:
+        """A fresh dispatcher (a spec is the factory its registry entry holds)."""
+        return self.factory()
 
-_POLICIES: dict[str, PolicySpec] = {}
-_ALIASES: dict[str, str] = {}
+
+POLICIES: Registry[Dispatcher] = Registry("policy", "policies")
+"""Every dispatcher preset by name; each entry's factory is its :class:`PolicySpec`."""
 
 
-def register_policy(spec: PolicySpec, aliases: tuple[str, ...] = ()) -> None:
-    """Make a preset available by name."""
-    _POLICIES[spec.name] = spec
-    for alias in aliases:
-        _ALIASES[alias.lower()] = spec.name
+def register_policy(spec: PolicySpec, aliases: tuple[str, ...] = (), *, replace: bool = False) -> None:
+    """Make a preset available by name (and ``aliases``, case-insensitive).
+
+    Raises:
+        InvalidConfigError: the name or an alias is taken (unless ``replace=True`` for
+            the preset's own name).
+    """
+    POLICIES.register(spec.name, spec, aliases=aliases, description=spec.description, replace=replace)
+
+
+def _as_spec(entry: Entry[Dispatcher]) -> PolicySpec:
+    """The entry's spec; a factory registered directly on :data:`POLICIES` plans with W."""
+    if isinstance(entry.factory, PolicySpec):
+        return entry.factory
+    return PolicySpec(entry.name, entry.factory, "walltime", entry.description)
 
 
 def policy_specs() -> dict[str, PolicySpec]:
     """Every registered preset by name."""
-    return dict(_POLICIES)
+    return {name: _as_spec(entry) for name, entry in POLICIES.items()}
+
+
+def policy_spec(name: str) -> PolicySpec:
+    """The preset registered as ``name`` or one of its aliases (case-insensitive)."""
+    return _as_spec(POLICIES.entry(name))
 
 
 def resolve_policy_name(name: str) -> str:
     """The registered name for ``name`` or one of its aliases (case-insensitive)."""
-    key = name.lower()
-    key = _ALIASES.get(key, key)
-    if key not in _POLICIES:
-        known = ", ".join(_POLICIES)
-        raise UnknownNameError(f"unknown policy {name!r}; known policies: {known}")
-    return key
+    return POLICIES.resolve(name)
 
 
 def make_policy(name: str) -> Dispatcher:
     """A fresh dispatcher for a registered preset name or alias."""
-    return _POLICIES[resolve_policy_name(name)].factory()
+    return POLICIES.make(name)
 
 
 def preset_predictor(policy: str, predictor: str | None = None) -> Predictor:
@@ -104,7 +121,7 @@ def preset_predictor(policy: str, predictor: str | None = None) -> Predictor:
     >>> preset_predictor("x2+", "profile").name
     'profile+x2+pcor'
     """
-    spec = _POLICIES[resolve_policy_name(policy)]
+    spec = policy_spec(policy)
     pred = make_predictor(predictor if predictor is not None else spec.predictor)
     if spec.doubling != 1.0:
         pred = Scaled(pred, spec.doubling)

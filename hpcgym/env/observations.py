@@ -32,7 +32,7 @@ from gymnasium import spaces
 
 from hpcgym.env import _kernels
 from hpcgym.env.config import ObservationConfig
-from hpcgym.errors import UnknownNameError
+from hpcgym.registry import Registry, summary_line
 from hpcgym.sim import SystemView
 
 JOB_FEATURES = (
@@ -130,27 +130,30 @@ class ObservationBuilder(ABC):
         """A fresh array for the current state."""
 
 
-_BUILDERS: dict[str, type[ObservationBuilder]] = {}
+OBSERVATIONS: Registry[ObservationBuilder] = Registry("observation")
+"""Every observation builder by name; each factory is the builder's class."""
 
 
 def register_observation(cls: type[ObservationBuilder]) -> type[ObservationBuilder]:
-    """Class decorator: make a builder available by its ``name``."""
-    _BUILDERS[cls.name] = cls
+    """Class decorator: make a builder available by its ``name``.
+
+    Raises:
+        InvalidConfigError: the name is taken.
+    """
+    OBSERVATIONS.register(cls.name, cls, description=summary_line(cls))
     return cls
 
 
 def observation_names() -> dict[str, str]:
     """Registered builder names with the first line of each docstring."""
-    return {n: (c.__doc__ or "").strip().splitlines()[0] for n, c in _BUILDERS.items()}
+    return OBSERVATIONS.descriptions()
 
 
 def make_observation(
     name: str, config: ObservationConfig, window_size: int, procs: int
 ) -> ObservationBuilder:
-    """A builder by registered name."""
-    if name not in _BUILDERS:
-        raise UnknownNameError(f"unknown observation {name!r}; known observations: {', '.join(_BUILDERS)}")
-    return _BUILDERS[name](config, window_size, procs)
+    """A builder by registered name (case-insensitive)."""
+    return OBSERVATIONS.make(name, config, window_size, procs)
 
 
 @register_observation

@@ -30,8 +30,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from hpcgym.errors import UnknownNameError
 from hpcgym.metrics import bounded_slowdown
+from hpcgym.registry import Registry, summary_line
 from hpcgym.sim import SystemView
 
 
@@ -76,25 +76,28 @@ class RewardTerm(ABC):
         """This step's cost (>= 0)."""
 
 
-_REWARDS: dict[str, type[RewardTerm]] = {}
+REWARDS: Registry[RewardTerm] = Registry("reward")
+"""Every reward term by name; each factory is the term's class."""
 
 
 def register_reward(cls: type[RewardTerm]) -> type[RewardTerm]:
-    """Class decorator: make a reward term available by its ``name``."""
-    _REWARDS[cls.name] = cls
+    """Class decorator: make a reward term available by its ``name``.
+
+    Raises:
+        InvalidConfigError: the name is taken.
+    """
+    REWARDS.register(cls.name, cls, description=summary_line(cls))
     return cls
 
 
 def reward_names() -> dict[str, str]:
     """Registered reward names with the first line of each docstring."""
-    return {n: (c.__doc__ or "").strip().splitlines()[0] for n, c in _REWARDS.items()}
+    return REWARDS.descriptions()
 
 
 def make_reward(name: str) -> RewardTerm:
-    """A reward term by registered name."""
-    if name not in _REWARDS:
-        raise UnknownNameError(f"unknown reward {name!r}; known rewards: {', '.join(_REWARDS)}")
-    return _REWARDS[name]()
+    """A reward term by registered name (case-insensitive)."""
+    return REWARDS.make(name)
 
 
 class _Accrued(RewardTerm):
