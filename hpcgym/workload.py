@@ -47,11 +47,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from hpcgym.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError, TraceWarning
+
+if TYPE_CHECKING:
+    from hpcgym.machine import Machine
 
 SWF_FIELDS = (
     "job_id",
@@ -108,6 +112,7 @@ DROP_NO_SUBMIT = "submit time missing (-1)"
 DROP_SIZE = "size <= 0"
 DROP_TOO_LARGE = "size > machine"
 DROP_PARTITION = "partition not selected (field 16)"
+DROP_NO_RESOURCE = "asks for a resource the machine lacks"
 DEFAULT_ESTIMATE_KEY = "DefaultEstimate"
 """Header key in which :func:`write_swf` records the estimate of jobs without one."""
 MACHINE_SOURCE_KEY = "MaxProcsSource"
@@ -305,6 +310,12 @@ class Workload:
     identifiers are int64. ``runtime`` is the real run time: the engine uses it to end
     jobs, and only the oracle predictor may show it to a dispatcher.
 
+    A job's request is ``chunks[j]`` x ``per_chunk[j]`` (PBS ``select``): one amount per
+    resource type named in ``resources``. An SWF job is one chunk of ``procs_req``
+    processors on resource ``procs``; those columns are derived from ``procs_req`` when
+    not given. The engine matches ``resources`` to the machine's by name when a
+    simulation is built (:func:`hpcgym.machine.align_requests`).
+
     Attributes:
         name: a short name (the file name without extensions).
         procs: machine size in processors.
@@ -314,6 +325,12 @@ class Workload:
             :meth:`scale_load` (used by :func:`write_swf`).
         header: ``; Key: value`` header lines of the file.
         report: the load report.
+        chunks: ``(n,)`` int64, chunks per job.
+        per_chunk: ``(n, len(resources))`` int64, the amount of each resource per chunk.
+        resources: names of the ``per_chunk`` columns (``("procs",)`` for SWF).
+        machine: the machine the workload was read for
+            (:func:`hpcgym.machine.fit_workload`); ``None`` means
+            ``Machine.processors(procs)``, one node of ``procs`` processors.
     """
 
     name: str
@@ -334,6 +351,10 @@ class Workload:
     raw: np.ndarray
     header: Mapping[str, str] = field(default_factory=dict)
     report: LoadReport | None = None
+    chunks: np.ndarray = None  # type: ignore[assignment]
+    per_chunk: np.ndarray = None  # type: ignore[assignment]
+    resources: tuple[str, ...] = ()
+    machine: Machine | None = None
 
     _COLUMNS = (
         "job_id",
@@ -350,10 +371,27 @@ class Workload:
         "requested_memory",
         "log_wait",
         "raw",
+        "chunks",
+        "per_chunk",
     )
 
     def __post_init__(self) -> None:
         n = len(self.submit)
+        if self.chunks is None and self.per_chunk is None and not self.resources:
+            # an SWF job: one chunk of procs_req processors
+            object.__setattr__(self, "chunks", np.ones(len(self.procs_req), dtype=np.int64))
+            object.__setattr__(
+                self, "per_chunk", np.asarray(self.procs_req, dtype=np.int64).reshape(-1, 1).copy()
+            )
+            object.__setattr__(self, "resources", ("procs",))
+        elif self.chunks is None or self.per_chunk is None or not self.resources:
+            raise InvalidConfigError("chunks, per_chunk and resources must be given together")
+        object.__setattr__(self, "resources", tuple(str(r) for r in self.resources))
+        if np.ndim(self.per_chunk) != 2 or np.shape(self.per_chunk)[1] != len(self.resources):
+            raise InvalidConfigError(
+                f"per_chunk must have one column per resource ({', '.join(self.resources)}), "
+                f"got shape {np.shape(self.per_chunk)}"
+            )
         for name in self._COLUMNS:
             col = getattr(self, name)
             if len(col) != n:
@@ -372,19 +410,36 @@ class Workload:
         procs_req: ArrayLike,
         estimate: ArrayLike,
         *,
-        procs: int,
+        procs: int | None = None,
         user: ArrayLike | None = None,
         group: ArrayLike | None = None,
         executable: ArrayLike | None = None,
         queue: ArrayLike | None = None,
         partition: ArrayLike | None = None,
         name: str = "synthetic",
+        chunks: ArrayLike | None = None,
+        per_chunk: ArrayLike | None = None,
+        resources: tuple[str, ...] | list[str] | None = None,
+        machine: Machine | None = None,
     ) -> Workload:
         """A workload built from columns: a synthetic, generated or hand-made one.
 
         Job ``i`` gets SWF job id ``i + 1``; missing identifier columns are -1 (user 1).
         The raw SWF fields agree with the columns, so :func:`write_swf` writes a file
-        that :func:`read_swf` reads back to the same columns.
+        that :func:`read_swf` reads back to the same columns (SWF keeps only
+        ``procs_req`` of a heterogeneous request).
+
+        Requests: either ``procs_req`` alone (one chunk of that many processors, as in
+        SWF), or ``chunks``, ``per_chunk`` and ``resources`` (``chunks[j]`` x
+        ``per_chunk[j]``, one column per resource name); ``procs_req`` may then be
+        ``None`` and becomes each job's total of ``cores`` (or ``procs``), or its chunk
+        count if it asks for neither.
+
+        Args:
+            procs: machine size in processors; by default the total of the first
+                resource of ``machine`` if given, else the largest ``procs_req``.
+            machine: the machine the workload is for (see :attr:`machine`); its jobs
+                are not checked against it here (:func:`hpcgym.machine.fit_workload`).
 
         Every value is checked, since one bad value breaks a simulation far from its
         cause (a NaN submit time never arrives, a negative size frees processors):
@@ -392,8 +447,9 @@ class Workload:
         ``procs``, estimates finite and > 0, identifiers whole numbers.
 
         Raises:
-            InvalidConfigError: columns of different lengths, submit times not sorted, or
-                a value out of range; the message names the column and the first bad row.
+            InvalidConfigError: columns of different lengths, submit times not sorted, a
+                value out of range, or a request that is not positive whole numbers; the
+                message names the column and the first bad row (job).
 
         >>> w = Workload.from_columns([0, 5], [60, 30], [4, 2], [100, 100], procs=8)
         >>> len(w), w.procs, int(w.user[0])
@@ -402,14 +458,32 @@ class Workload:
         Traceback (most recent call last):
         ...
         hpcgym.errors.InvalidConfigError: runtime[1] is nan: runtime must be finite and >= 0 (seconds)
+        >>> g = Workload.from_columns([0], [60], None, [100], chunks=[2],
+        ...                           per_chunk=[[8, 1]], resources=("cores", "gpus"), procs=16)
+        >>> int(g.procs_req[0]), g.resources
+        (16, ('cores', 'gpus'))
         """
-        procs = check_procs(procs)
         submit_a = _float_column("submit", submit)
         n = len(submit_a)
         runtime_a = _float_column("runtime", runtime)
         estimate_a = _float_column("estimate", estimate)
         sizes = "whole numbers of processors from 1 to procs"
-        size = _int_column("procs_req", procs_req, sizes)
+        if procs_req is not None:  # checked first, so a bad size is named as such
+            procs_req = _int_column("procs_req", procs_req, sizes)
+        request = _request_columns(n, procs_req, chunks, per_chunk, resources)
+        chunks_a, per_chunk_a, resources_t = request
+        if procs_req is None:
+            names = list(resources_t)
+            col = next((names.index(r) for r in ("cores", "procs") if r in names), None)
+            size = chunks_a * per_chunk_a[:, col] if col is not None else chunks_a.copy()
+        else:
+            size = np.asarray(procs_req)
+        if procs is None:
+            if machine is not None:
+                procs = int(machine.total[0])
+            else:
+                procs = int(size.max()) if len(size) and size.max() > 0 else 1
+        procs = check_procs(procs)
         if not len(runtime_a) == len(size) == len(estimate_a) == n:
             raise InvalidConfigError(
                 "submit, runtime, procs_req and estimate must have one entry per job; got lengths "
@@ -420,7 +494,8 @@ class Workload:
         _first_bad(
             "estimate", estimate_a, ~(np.isfinite(estimate_a) & (estimate_a > 0)), "finite and > 0 (seconds)"
         )
-        _first_bad("procs_req", size, (size < 1) | (size > procs), f"{sizes} ({procs})")
+        if chunks is None:  # a heterogeneous request is checked against its machine instead
+            _first_bad("procs_req", size, (size < 1) | (size > procs), f"{sizes} ({procs})")
         if np.any(np.diff(submit_a) < 0):
             row = int(np.argmax(np.diff(submit_a) < 0)) + 1
             raise InvalidConfigError(
@@ -471,6 +546,10 @@ class Workload:
             requested_memory=np.full(n, -1.0),
             log_wait=np.full(n, -1.0),
             raw=raw,
+            chunks=chunks_a,
+            per_chunk=per_chunk_a,
+            resources=resources_t,
+            machine=machine,
         )
 
     @property
@@ -540,7 +619,66 @@ class Workload:
 
     def with_procs(self, procs: int) -> Workload:
         """The same jobs on a machine of ``procs`` processors (jobs larger are not dropped here)."""
-        return dataclasses.replace(self, procs=check_procs(procs))
+        return dataclasses.replace(self, procs=check_procs(procs), machine=None)
+
+
+def _whole_array(values: ArrayLike, name: str, n: int | None = None) -> np.ndarray:
+    """``values`` as int64, refusing fractions and non-numbers (the error names ``name``)."""
+    a = np.asarray(values)
+    if a.dtype.kind not in "iub":
+        try:
+            f = a.astype(np.float64)
+        except (TypeError, ValueError) as err:
+            raise InvalidConfigError(f"{name} must hold whole numbers: {err}") from err
+        bad = ~np.isfinite(f) | (f != np.floor(f))
+        if bad.any():
+            idx = np.unravel_index(int(np.argmax(bad)), bad.shape)
+            raise InvalidConfigError(f"{name}: entry {idx[0]} is not a whole number: {f[idx]!r}")
+        a = f
+    a = a.astype(np.int64)
+    if n is not None and a.shape[:1] != (n,):
+        raise InvalidConfigError(
+            f"{name} must have one entry per job ({n}), got {a.shape[0] if a.ndim else 1}"
+        )
+    return a
+
+
+def _request_columns(
+    n: int,
+    procs_req: ArrayLike | None,
+    chunks: ArrayLike | None,
+    per_chunk: ArrayLike | None,
+    resources: tuple[str, ...] | list[str] | None,
+) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Validated ``(chunks, per_chunk, resources)`` of :meth:`Workload.from_columns`."""
+    given = [x is not None for x in (chunks, per_chunk, resources)]
+    if any(given) and not all(given):
+        raise InvalidConfigError("chunks, per_chunk and resources must be given together")
+    if not any(given):
+        if procs_req is None:
+            raise InvalidConfigError("procs_req is needed unless chunks, per_chunk and resources are given")
+        size = _whole_array(procs_req, "procs_req").reshape(-1)
+        return np.ones(len(size), dtype=np.int64), size.reshape(-1, 1).copy(), ("procs",)
+    names = tuple(str(r) for r in resources)  # type: ignore[union-attr]
+    if not names or len(set(names)) != len(names):
+        raise InvalidConfigError(f"resources must be distinct names, got {names!r}")
+    chunks_a = _whole_array(chunks, "chunks", n).reshape(-1)  # type: ignore[arg-type]
+    per = _whole_array(per_chunk, "per_chunk", n)  # type: ignore[arg-type]
+    if per.ndim != 2 or per.shape[1] != len(names):
+        raise InvalidConfigError(
+            f"per_chunk must be a (jobs, {len(names)}) matrix, one column per resource, got shape {per.shape}"
+        )
+    bad = chunks_a < 1
+    if bad.any():
+        j = int(np.argmax(bad))
+        raise InvalidConfigError(f"chunks: job {j} asks for {chunks_a[j]} chunks; at least 1")
+    if (per < 0).any():
+        j, r = (int(x) for x in np.argwhere(per < 0)[0])
+        raise InvalidConfigError(f"per_chunk: job {j} asks for {per[j, r]} of {names[r]}; amounts are >= 0")
+    empty = per.sum(axis=1) == 0
+    if empty.any():
+        raise InvalidConfigError(f"per_chunk: job {int(np.argmax(empty))} asks for no resource at all")
+    return chunks_a, per, names
 
 
 def _open_text(path: Path, name: str) -> str:

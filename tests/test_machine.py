@@ -1,0 +1,315 @@
+"""Machines, presets, TOML files, PBS select requests and aligning requests to a machine."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hpcgym.errors import InvalidConfigError, UnknownNameError
+from hpcgym.machine import (
+    Machine,
+    align_requests,
+    fit_workload,
+    machine_specs,
+    make_machine,
+    parse_select,
+)
+from hpcgym.workload import DROP_NO_RESOURCE, DROP_TOO_LARGE, Workload, load_default
+
+EURORA_TOML = Path(__file__).resolve().parents[1] / "hpcgym" / "data" / "machines" / "eurora.toml"
+
+
+# ------------------------------------------------------------- machines
+def test_processors_machine_is_one_node_of_n_processors():
+    m = Machine.processors(128)
+    assert (m.n_nodes, m.resources, m.capacity.tolist(), m.exclusive) == (1, ("procs",), [[128]], False)
+    assert m.total.tolist() == [128]
+
+
+def test_node_size_gives_exclusive_nodes():
+    m = Machine.processors(128, node_size=8)
+    assert (m.n_nodes, m.exclusive) == (16, True)
+    assert (m.capacity == 8).all()
+
+
+@pytest.mark.parametrize(
+    ("procs", "node_size", "what"), [(0, None, "procs"), (100, 7, "node_size"), (8, 0, "node_size")]
+)
+def test_bad_processor_machines_name_the_parameter(procs, node_size, what):
+    with pytest.raises(InvalidConfigError, match=what):
+        Machine.processors(procs, node_size=node_size)
+
+
+def test_eurora_preset():
+    m = make_machine("eurora")
+    assert m.name == "eurora" and m.n_nodes == 64
+    assert m.resources == ("cores", "gpus", "mics", "mem_gb")
+    gpu, mic = m.groups["gpu"], m.groups["mic"]
+    assert len(gpu) == len(mic) == 32 and not set(gpu.tolist()) & set(mic.tolist())
+    assert (m.capacity[gpu] == [16, 2, 0, 16]).all() and (m.capacity[mic] == [16, 0, 2, 16]).all()
+    hours = {q: (w / 3600, e / 3600) for q, (w, e) in m.queues.items()}
+    assert hours == {
+        "debug": (0.5, 1.0),
+        "parallel": (4.0, 6.0),
+        "np_longpar": (8.0, 24.0),
+        "longpar": (24.0, 24.0),
+        "reservation": (24.0, 0.5),
+    }
+    assert not m.exclusive and m.allocation == "first-fit"
+    assert "eurora" in machine_specs() and make_machine("EURORA").n_nodes == 64
+
+
+def test_a_machine_is_frozen_and_pickles():
+    m = make_machine("eurora")
+    with pytest.raises(ValueError, match="read-only"):
+        m.capacity[0, 0] = 99
+    m.nodes  # noqa: B018 - the cached bundle is not pickled but rebuilt
+    back = pickle.loads(pickle.dumps(m))
+    np.testing.assert_array_equal(back.capacity, m.capacity)
+    assert back.nodes.policy == m.nodes.policy and back.groups.keys() == m.groups.keys()
+
+
+def test_from_dict_round_trips_through_to_dict():
+    m = make_machine("eurora")
+    back = Machine.from_dict(m.to_dict())
+    np.testing.assert_array_equal(back.capacity, m.capacity)
+    assert back.queues == m.queues and back.resources == m.resources
+    assert {g: v.tolist() for g, v in back.groups.items()} == {g: v.tolist() for g, v in m.groups.items()}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"resources": []}, "at least one resource"),
+        ({"resources": ["cores", "cores"]}, "duplicate"),
+        ({"nodes": [{"count": 2, "cores": -1}]}, r"nodes\[0\].cores: must be a non-negative integer"),
+        ({"nodes": [{"count": 2, "cpus": 4}]}, r"nodes\[0\]: unknown key 'cpus'"),
+        ({"nodes": [{"count": 0, "cores": 4}]}, r"nodes\[0\].count: must be a positive integer"),
+        ({"nodes": []}, "nodes must be a non-empty list"),
+        ({"node": []}, "unknown key 'node'; did you mean 'nodes'"),
+        ({"queues": {"debug": {"max_walltime_s": -5}}}, r"queues.debug: max_walltime_s must be > 0"),
+        ({"queues": {"debug": {"max_wall": 5}}}, r"queues.debug: unknown key 'max_wall'"),
+        ({"allocation": "worst-fit"}, "allocation must be one of first-fit, best-fit"),
+        ({"exclusive": "yes"}, "exclusive must be true or false"),
+        ({"groups": {"x": [0, 99]}}, r"groups.x: node indices must lie in \[0, 2\)"),
+        ({"nodes": [{"count": 2}]}, "node 0 has no resources"),
+    ],
+)
+def test_from_dict_errors_name_the_key(change, message):
+    d = {"name": "m", "resources": ["cores", "gpus"], "nodes": [{"count": 2, "cores": 4}], **change}
+    with pytest.raises(InvalidConfigError, match=message):
+        Machine.from_dict(d)
+
+
+def test_from_file_reads_toml(tmp_path):
+    path = tmp_path / "tiny.toml"
+    path.write_text(
+        'resources = ["cores", "gpus"]\nallocation = "best-fit"\n'
+        '[[nodes]]\ncount = 2\ngroup = "cpu"\ncores = 8\n'
+        '[[nodes]]\ngroup = ["gpu", "big"]\ncores = 16\ngpus = 4\n'
+        "[queues.q]\nmax_walltime_s = 3600\n"
+    )
+    m = make_machine(path)
+    assert m.name == "tiny" and m.allocation == "best-fit"
+    assert m.capacity.tolist() == [[8, 0], [8, 0], [16, 4]]
+    assert {g: v.tolist() for g, v in m.groups.items()} == {"cpu": [0, 1], "gpu": [2], "big": [2]}
+    assert m.queues == {"q": (3600.0, 0.0)}
+    assert make_machine(str(path)).n_nodes == 3
+
+
+@pytest.mark.parametrize("name", sorted(machine_specs()))
+def test_every_preset_builds_and_is_described(name):
+    m = make_machine(name)
+    assert m.name == name and machine_specs()[name].description == m.description
+
+
+def test_the_preset_file_is_what_make_machine_builds():
+    np.testing.assert_array_equal(Machine.from_file(EURORA_TOML).capacity, make_machine("eurora").capacity)
+
+
+def test_bad_files_give_clear_errors(tmp_path, monkeypatch):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("resources = [cores\n")
+    with pytest.raises(InvalidConfigError, match=r"bad.toml: not valid TOML"):
+        Machine.from_file(bad)
+    with pytest.raises(FileNotFoundError, match=r"missing\.toml"):
+        make_machine(tmp_path / "missing.toml")
+    with pytest.raises(UnknownNameError, match=r"unknown machine 'nowhere'; presets: .*eurora"):
+        make_machine("nowhere")
+    yml = tmp_path / "m.yaml"
+    yml.write_text("resources: [cores]\nnodes:\n  - {count: 2, cores: 4}\n")
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_yaml(name, *args, **kwargs):
+        if name == "yaml":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_yaml)
+    with pytest.raises(InvalidConfigError, match="reading a YAML machine needs PyYAML"):
+        Machine.from_file(yml)
+
+
+def test_yaml_files_when_pyyaml_is_installed(tmp_path):
+    pytest.importorskip("yaml")
+    yml = tmp_path / "m.yaml"
+    yml.write_text("resources: [cores]\nnodes:\n  - {count: 2, cores: 4}\n")
+    assert Machine.from_file(yml).capacity.tolist() == [[4], [4]]
+
+
+# ------------------------------------------------------------ requests
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2:ncpus=8:ngpus=2:mem=8gb", (2, {"cores": 8, "gpus": 2, "mem_gb": 8})),
+        ("select=1:ncpus=16:nmics=2", (1, {"cores": 16, "mics": 2})),
+        ("ncpus=4", (1, {"cores": 4})),
+        ("1:ncpus=1:mem=1mb", (1, {"cores": 1, "mem_gb": 1})),  # rounded up to a whole GB
+        ("1:ncpus=1:mem=1024mb", (1, {"cores": 1, "mem_gb": 1})),
+        ("1:ncpus=1:mem=1025MB", (1, {"cores": 1, "mem_gb": 2})),
+        ("1:ncpus=1:mem=2tb", (1, {"cores": 1, "mem_gb": 2048})),
+        ("1:ncpus=1:mem=3000000", (1, {"cores": 1, "mem_gb": 1})),  # bytes
+        ("3:foo=2", (3, {"foo": 2})),
+    ],
+)
+def test_parse_select(text, expected):
+    assert parse_select(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "expected"),
+        ("0:ncpus=1", "chunk count '0'"),
+        ("x:ncpus=1", "chunk count 'x'"),
+        ("2", "no resources"),
+        ("1:ncpus", "'ncpus' is not name=value"),
+        ("1:ncpus=two", "ncpus='two'"),
+        ("1:mem=8 gigabytes", "is not a size"),
+        ("1:ncpus=1+2:ncpus=4", "different shapes"),
+        ("1:ncpus=1:ncpus=2", "given twice"),
+        ("1:ncpus=1::mem=1gb", "expected"),
+    ],
+)
+def test_parse_select_errors_name_the_part(text, message):
+    with pytest.raises(InvalidConfigError, match=message):
+        parse_select(text)
+
+
+def hetero(rows, resources=("cores", "gpus"), chunks=None) -> Workload:
+    n = len(rows)
+    return Workload.from_columns(
+        np.arange(n, dtype=float),
+        np.full(n, 10.0),
+        None,
+        np.full(n, 20.0),
+        chunks=chunks if chunks is not None else np.ones(n, dtype=np.int64),
+        per_chunk=rows,
+        resources=resources,
+        procs=16,
+    )
+
+
+def test_align_requests_by_name_with_the_procs_cores_alias():
+    m = Machine.from_dict({"resources": ["gpus", "cores"], "nodes": [{"count": 2, "cores": 8, "gpus": 1}]})
+    chunks, per, reason = align_requests(m, ("procs", "gpus"), np.array([2, 1]), np.array([[4, 1], [3, 0]]))
+    assert chunks.tolist() == [2, 1] and per.tolist() == [[1, 4], [0, 3]] and reason.tolist() == [0, 0]
+
+
+def test_align_requests_says_why_a_job_can_never_run():
+    m = make_machine("eurora")
+    w = hetero(
+        [[1, 0, 0, 0, 1], [1, 3, 0, 0, 0], [16, 2, 0, 0, 0], [1, 0, 0, 1, 0]],
+        resources=("cores", "gpus", "mics", "mem_gb", "fpgas"),
+        chunks=np.array([1, 1, 33, 1]),
+    )
+    _, _, reason = align_requests(m, w.resources, w.chunks, w.per_chunk)
+    # an FPGA, 3 GPUs in one chunk, 33 full GPU nodes; the last job is fine
+    assert reason.tolist() == [1, 2, 3, 0]
+
+
+def test_exclusive_nodes_split_a_large_job_into_whole_nodes():
+    m = Machine.processors(32, node_size=8)
+    chunks, per, reason = align_requests(
+        m, ("procs",), np.ones(5, dtype=np.int64), np.array([[1], [8], [9], [20], [32]])
+    )
+    assert chunks.tolist() == [1, 1, 2, 3, 4]  # ceil(p / 8) nodes
+    assert (per[:, 0] <= 8).all() and (chunks * per[:, 0] >= [1, 8, 9, 20, 32]).all()
+    assert reason.tolist() == [0] * 5
+    _, _, reason = align_requests(m, ("procs",), np.ones(1, dtype=np.int64), np.array([[33]]))
+    assert reason.tolist() == [3]
+
+
+def test_fit_workload_drops_and_counts_what_the_machine_cannot_run():
+    w = load_default().window(2000)
+    m = Machine.processors(64)
+    fitted = fit_workload(w, m)
+    too_large = int((w.procs_req > 64).sum())
+    assert too_large > 0 and len(fitted) == len(w) - too_large
+    assert fitted.report.dropped[DROP_TOO_LARGE] == too_large
+    assert fitted.machine is m and (fitted.procs_req <= 64).all()
+    gpus = fit_workload(hetero([[1, 0], [1, 1]]), Machine.processors(16))
+    assert len(gpus) == 1 and gpus.machine.name == "procs16"
+    assert gpus.report is None  # a hand-made workload has no load report to count in
+
+
+def test_fit_workload_counts_missing_resources(tmp_path):
+    from hpcgym.workload import write_swf
+
+    w = hetero([[1, 0], [1, 1], [2, 0]])
+    path = tmp_path / "w.swf"
+    write_swf(path, w)
+    from hpcgym.workload import read_swf
+
+    swf = read_swf(path)
+    m = Machine.from_dict({"resources": ["gpus"], "nodes": [{"gpus": 2}]})
+    fitted = fit_workload(swf, m)
+    assert len(fitted) == 0 and fitted.report.dropped == {DROP_NO_RESOURCE: 3}
+
+
+# ------------------------------------------------------ workload columns
+def test_swf_jobs_are_one_chunk_of_their_processors():
+    w = load_default().window(50)
+    assert w.resources == ("procs",)
+    np.testing.assert_array_equal(w.chunks, 1)
+    np.testing.assert_array_equal(w.per_chunk[:, 0], w.procs_req)
+    assert not w.per_chunk.flags.writeable
+
+
+def test_request_columns_follow_windows_and_copies():
+    w = hetero([[1, 0], [2, 1], [3, 0]], chunks=np.array([1, 2, 3]))
+    assert int(w.procs_req[2]) == 9  # chunks x cores
+    part = w.window(2, 1)
+    assert part.chunks.tolist() == [2, 3] and part.per_chunk.tolist() == [[2, 1], [3, 0]]
+    assert part.resources == ("cores", "gpus")
+    assert w.public.per_chunk.tolist() == w.per_chunk.tolist()
+    back = pickle.loads(pickle.dumps(w))
+    assert back.per_chunk.tolist() == w.per_chunk.tolist()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"chunks": [0], "per_chunk": [[1]], "resources": ("cores",)}, "chunks: job 0 asks for 0 chunks"),
+        (
+            {"chunks": [1], "per_chunk": [[-1]], "resources": ("cores",)},
+            "per_chunk: job 0 asks for -1 of cores",
+        ),
+        ({"chunks": [1], "per_chunk": [[0]], "resources": ("cores",)}, "job 0 asks for no resource"),
+        ({"chunks": [1], "per_chunk": [[1, 2]], "resources": ("cores",)}, "one column per resource"),
+        (
+            {"chunks": [1.5], "per_chunk": [[1]], "resources": ("cores",)},
+            "chunks: entry 0 is not a whole number",
+        ),
+        ({"chunks": [1], "per_chunk": [[1]]}, "must be given together"),
+        ({"chunks": [1], "per_chunk": [[1, 1]], "resources": ("a", "a")}, "distinct names"),
+    ],
+)
+def test_bad_request_columns_name_the_column_and_job(kwargs, message):
+    with pytest.raises(InvalidConfigError, match=message):
+        Workload.from_columns([0.0], [1.0], None, [1.0], procs=4, **kwargs)
