@@ -208,7 +208,7 @@ def record_trace(trace: str, jobs: int, keep_arrays: bool = False) -> dict[str, 
         ``keep_arrays`` the arrays are packed (:func:`pack_arrays`) and each
         ``schedules`` entry names its run lengths' hash as ``length``.
     """
-    t_all = time.perf_counter()
+    t_all, cpu_all = time.perf_counter(), time.process_time()
     w = load_trace(trace, jobs)
     entry: dict[str, Any] = {}
     if trace != BUNDLED:
@@ -226,6 +226,7 @@ def record_trace(trace: str, jobs: int, keep_arrays: bool = False) -> dict[str, 
     if keep_arrays:
         packed = pack_arrays(entry["schedules"], {k: a for k, (_, a) in runs.items()})
     entry["seconds"] = round(time.perf_counter() - t_all, 1)
+    entry["cpu_seconds"] = round(time.process_time() - cpu_all, 1)
     slowest = sorted(secs.items(), key=lambda kv: -kv[1])[:3]
     entry["slowest_combos_s"] = {k: round(v, 1) for k, v in slowest}
     return {"entry": entry, "arrays": packed}
@@ -425,6 +426,18 @@ def fixture_text(obj: Any, indent: str = "") -> str:
     return text + ("\n" if not indent else "")
 
 
+def previous_cpu_seconds(fixture: Path) -> dict[str, float]:
+    """CPU seconds per trace of an earlier recording at ``fixture`` (empty if none)."""
+    try:
+        old = json.loads(fixture.read_text())
+        times = {name: e.get("cpu_seconds", e.get("seconds", 0.0)) for name, e in old["traces"].items()}
+        if "bundled" in old:
+            times[BUNDLED] = old["bundled"].get("cpu_seconds", 0.0)
+        return times
+    except (OSError, ValueError, KeyError, AttributeError):
+        return {}
+
+
 def versions() -> dict[str, str]:
     import numba
 
@@ -434,6 +447,8 @@ def versions() -> dict[str, str]:
 def record(traces: list[Path], jobs: int, out: Path, workers: int, allow_dirty: bool, bundled: bool) -> None:
     origin = library_commit(allow_dirty)
     tasks = ([BUNDLED] if bundled else []) + [str(p) for p in traces]
+    before = previous_cpu_seconds(out)
+    tasks.sort(key=lambda t: -before.get(Path(t).name, 0.0))  # longest first, if known
     print(
         f"recording {len(combos())} combinations x {len(tasks)} traces, first {jobs:,} jobs, "
         f"commit {origin['commit'][:12]}, {workers} workers",
@@ -451,12 +466,13 @@ def record(traces: list[Path], jobs: int, out: Path, workers: int, allow_dirty: 
             slow = ", ".join(f"{k} {v:.1f} s" for k, v in e["slowest_combos_s"].items())
             print(
                 f"[{done}/{len(tasks)}] {Path(t).name}: {e['workload']['jobs']:,} jobs, "
-                f"{e['seconds']:.1f} s (slowest: {slow})",
+                f"{e['seconds']:.1f} s wall, {e['cpu_seconds']:.1f} s CPU (slowest: {slow})",
                 file=sys.stderr,
                 flush=True,
             )
     wall = time.perf_counter() - t0
-    cpu = sum(r["entry"]["seconds"] for r in results.values())
+    cpu = {Path(t).name: r["entry"]["cpu_seconds"] for t, r in results.items()}
+    slowest = max(cpu, key=cpu.__getitem__)
     fixture: dict[str, Any] = {
         "format": FORMAT,
         "what": (
@@ -474,14 +490,16 @@ def record(traces: list[Path], jobs: int, out: Path, workers: int, allow_dirty: 
             "named in `checked`, the mean wait (s, over all jobs), jobs killed (if any) and "
             "`combos`, every combination that gave it with its number of dispatcher decisions.",
             "Checked bit for bit: the workload fingerprint and those hashes. Mean wait, kills and "
-            "decisions are for people; seconds and slowest_combos_s time this recording.",
+            "decisions are for people; seconds, cpu_seconds and slowest_combos_s time this recording.",
             "The bundled trace's entries also name `length`, the hash of end - start; its distinct "
             "start, length and first-reservation arrays are in `arrays.file` (xz, float64 "
             "little-endian, in `arrays.order`), so a mismatch there names the job and both times.",
             "Machine size of each trace: its header, as read_swf gives it (METACENTRUM has no "
-            "header: the largest job). Nothing was cut from the grid.",
-            f"Grid time: {cpu:.0f} s of simulation over all traces, {wall:.0f} s wall with "
-            f"{workers} workers.",
+            "header: the largest job).",
+            f"Grid time: {sum(cpu.values()):.0f} s CPU over all traces, {wall:.0f} s wall with "
+            f"{workers} workers. Slowest trace: {slowest}, {cpu[slowest]:.0f} s CPU. Nothing was cut "
+            "from the grid: it runs in minutes. seconds / cpu_seconds per trace are wall and CPU "
+            "time of this recording (wall time grows when the machine is shared; CPU time hardly).",
         ],
     }
     if bundled:
