@@ -247,3 +247,64 @@ def test_trace_schedules_are_unchanged(trace: str, traces_dir: Path, tmp_path: P
         f"{trace} (first {len(workload):,} jobs): {len(found)} of {len(hashes)} schedules changed{note}\n"
         + "\n".join(lines)
     )
+
+
+# ------------------------------------------------------------------ benchmarks/ab.py
+def _load_ab() -> ModuleType:
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "ab.py"
+    spec = importlib.util.spec_from_file_location("benchmarks_ab", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("figure", "head_value", "check", "status", "too_slow"),
+    [
+        ("easy_sdsc_sp2_s", 1.09, True, 0, False),  # 9 % slower: within 10 %
+        ("easy_sdsc_sp2_s", 1.12, True, 1, True),  # 12 % slower
+        ("easy_sdsc_sp2_s", 1.12, False, 0, True),  # as slow, but no --check: reported only
+        ("env_easy_steps_per_s", 920.0, True, 0, False),  # 8.7 % slower
+        ("env_none_steps_per_s", 880.0, True, 1, True),  # 13.6 % slower
+        ("env_none_steps_per_s", 1300.0, True, 0, False),  # faster
+    ],
+)
+def test_ab_fails_only_with_check_and_only_beyond_the_tolerance(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    figure: str,
+    head_value: float,
+    check: bool,
+    status: int,
+    too_slow: bool,
+) -> None:
+    ab = _load_ab()
+    (tmp_path / ab.SDSC_SP2).write_bytes(b"")
+    base = {"easy_sdsc_sp2_s": 1.0, "env_none_steps_per_s": 1000.0, "env_easy_steps_per_s": 1000.0}
+
+    def run_side(tree: Path, trace: Path, env_steps: int, seed: int) -> dict[str, Any]:
+        values = dict(base)
+        if tree == ab.REPO:  # head: this working tree
+            values[figure] = head_value
+        return {**values, "easy_start_sha256": "same", "easy_jobs": 3, "env_id": "hpcgym/Dispatch-v0"}
+
+    class NoWorktrees:
+        def __enter__(self) -> NoWorktrees:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def add(self, commit: str, name: str) -> Path:
+            return tmp_path / name
+
+    monkeypatch.setattr(ab, "run_side", run_side)
+    monkeypatch.setattr(ab, "Worktrees", NoWorktrees)
+    argv = ["--base", "HEAD", "--traces", str(tmp_path), "--repeat", "3", *(["--check"] if check else [])]
+    assert ab.main(argv) == status
+    out = capsys.readouterr()
+    assert "identical on both sides" in out.out
+    assert ("slower than base on: " + figure in out.err) == too_slow
