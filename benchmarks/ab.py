@@ -12,13 +12,19 @@ which gets a temporary worktree too. Every measurement runs in a fresh subproces
 machine that gets busier slows both alike. A first round, not counted, compiles each
 side's kernels. Figures (as in ``bench_engine.py`` and ``bench_env.py``):
 
-* ``easy_sdsc_sp2_s``: in-process seconds of the simulation loop (``Schedule.sim_seconds``)
-  of EASY with wall-time estimates over the full SDSC-SP2 trace, after one warm-up run
-  in the same process (lower is better);
-* ``env_steps_per_s`` (``backfill=none`` and ``backfill=easy``): steps per second of
-  the newest ``hpcgym/Dispatch-v*`` environment, K = 64, bundled trace, made with
-  ``gymnasium.make``, driven by a random policy that asks for the action mask at every
-  step and draws a valid action with a seeded generator (higher is better).
+* ``easy_sdsc_sp2_s``: in-process seconds of the simulation run of EASY with wall-time
+  estimates over the full SDSC-SP2 trace, after one warm-up run in the same process
+  (lower is better);
+* ``env_{none,easy}_steps_per_s``: steps per second of the newest
+  ``hpcgym/Dispatch-v*`` environment with ``backfill`` none and easy, K = 64, bundled
+  trace, made with ``gymnasium.make``, driven by a random policy that asks for the
+  action mask at every step and draws a valid action with a seeded generator (higher
+  is better).
+
+Seconds are the process's CPU time by default (``--clock cpu``): on a shared machine a
+process waiting for a core loses wall time, not CPU time, so CPU time is the steadier
+measure of what the code costs. ``--clock wall`` uses wall time (for the engine,
+``Schedule.sim_seconds``, the figure of ``bench_engine.py``); both are in ``--out``.
 
 Prints, per figure, both medians, head/base, how much slower head is and both ranges;
 with ``--check`` exits 1 when head is more than ``--tolerance`` (10 %) slower than base
@@ -85,11 +91,15 @@ def measure(trace: str, env_steps: int, seed: int) -> dict[str, Any]:
     from hpcgym.sim import Simulator
     from hpcgym.workload import read_swf
 
-    out: dict[str, Any] = {"hpcgym": str(Path(hpcgym.__file__).resolve().parent)}
+    figures: dict[str, dict[str, float]] = {}
+    out: dict[str, Any] = {"hpcgym": str(Path(hpcgym.__file__).resolve().parent), "figures": figures}
     w = read_swf(trace)
     for _ in range(2):  # the first run loads the compiled kernels
-        s = Simulator(w, predictor=preset_predictor("easy")).run(make_policy("easy"), progress=False)
-    out["easy_sdsc_sp2_s"] = s.sim_seconds
+        sim = Simulator(w, predictor=preset_predictor("easy"))
+        cpu0 = time.process_time()
+        s = sim.run(make_policy("easy"), progress=False)
+        cpu = time.process_time() - cpu0
+    figures["easy_sdsc_sp2_s"] = {"wall": s.sim_seconds, "cpu": cpu}
     out["easy_jobs"] = len(w)
     out["easy_start_sha256"] = hashlib.sha256(
         np.ascontiguousarray(s.start, dtype="<f8").tobytes()
@@ -107,15 +117,15 @@ def measure(trace: str, env_steps: int, seed: int) -> dict[str, Any]:
         env.reset(seed=seed)
         for warm in (True, False):  # a short warm-up run loads the kernels
             steps = min(2_000, env_steps) if warm else env_steps
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), time.process_time()
             for _ in range(steps):
                 valid = np.flatnonzero(masks())
                 _, _, terminated, _, _ = env.step(valid[rng.integers(len(valid))])
                 if terminated:
                     env.reset()
-            elapsed = time.perf_counter() - t0
+            wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
         env.close()
-        out[f"env_{backfill}_steps_per_s"] = env_steps / elapsed
+        figures[f"env_{backfill}_steps_per_s"] = {"wall": env_steps / wall, "cpu": env_steps / cpu}
     return out
 
 
@@ -168,8 +178,11 @@ class Worktrees:
         subprocess.run(["git", "worktree", "prune"], cwd=REPO, capture_output=True)
 
 
-def run_side(tree: Path, trace: Path, env_steps: int, seed: int) -> dict[str, Any]:
-    """One round of measurements in a fresh interpreter with ``tree`` first on the path."""
+def run_side(tree: Path, trace: Path, env_steps: int, seed: int, clock: str) -> dict[str, Any]:
+    """One round of measurements in a fresh interpreter with ``tree`` first on the path.
+
+    Returns the subprocess's report with each figure by ``clock`` as ``result[figure]``.
+    """
     cmd = [sys.executable, str(Path(__file__).resolve()), "--measure", str(trace)]
     cmd += ["--env-steps", str(env_steps), "--seed", str(seed)]
     env = dict(os.environ, PYTHONPATH=str(tree))
@@ -179,6 +192,8 @@ def run_side(tree: Path, trace: Path, env_steps: int, seed: int) -> dict[str, An
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     if Path(result["hpcgym"]) != (tree / "hpcgym").resolve():
         fail(f"the side in {tree} imported hpcgym from {result['hpcgym']}, not its own tree")
+    for fig in FIGURES:
+        result[fig.key] = result["figures"][fig.key][clock]
     return result
 
 
@@ -223,6 +238,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tolerance", type=float, default=0.10, help="allowed slowdown (default 0.10)")
     ap.add_argument("--traces", type=Path, default=DEFAULT_TRACES, help=f"folder holding {SDSC_SP2}")
     ap.add_argument("--env-steps", type=int, default=ENV_STEPS, help="measured env steps per round")
+    ap.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="time figures by the process's CPU time (default: steadier on a shared machine) or wall time",
+    )
     ap.add_argument("--out", type=Path, help="also write every measurement as JSON here")
     ap.add_argument("--measure", metavar="TRACE", help=argparse.SUPPRESS)
     ap.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
@@ -259,13 +280,14 @@ def main(argv: list[str] | None = None) -> int:
         paths = {"base": trees.add(base, "base"), "head": trees.add(head, "head") if head else REPO}
         print(f"base: {base[:12]} ({paths['base']})\nhead: {head_name}", flush=True)
         print(
-            f"{args.repeat} rounds + 1 warm-up, sides alternating; SDSC-SP2 and {args.env_steps:,} env steps"
+            f"{args.repeat} rounds + 1 warm-up, sides alternating; SDSC-SP2 and {args.env_steps:,} env "
+            f"steps; {args.clock} time"
         )
         sides: dict[str, list[dict[str, Any]]] = {"base": [], "head": []}
         for r in range(args.repeat + 1):
             order = ("base", "head") if r % 2 == 0 else ("head", "base")
             for side in order:
-                result = run_side(paths[side], trace, args.env_steps, seed=r)
+                result = run_side(paths[side], trace, args.env_steps, r, args.clock)
                 if r:
                     sides[side].append(result)
                 print(

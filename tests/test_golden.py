@@ -285,7 +285,7 @@ def test_ab_fails_only_with_check_and_only_beyond_the_tolerance(
     (tmp_path / ab.SDSC_SP2).write_bytes(b"")
     base = {"easy_sdsc_sp2_s": 1.0, "env_none_steps_per_s": 1000.0, "env_easy_steps_per_s": 1000.0}
 
-    def run_side(tree: Path, trace: Path, env_steps: int, seed: int) -> dict[str, Any]:
+    def run_side(tree: Path, trace: Path, env_steps: int, seed: int, clock: str) -> dict[str, Any]:
         values = dict(base)
         if tree == ab.REPO:  # head: this working tree
             values[figure] = head_value
