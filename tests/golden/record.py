@@ -190,9 +190,10 @@ def expected_hashes(entry: dict[str, Any]) -> dict[str, dict[str, str]]:
     return out
 
 
-def load_trace(trace: str, jobs: int) -> Workload:
-    """The first ``jobs`` jobs of ``trace`` (a file, or :data:`BUNDLED`), machine size from its header."""
-    w = load_default() if trace == BUNDLED else read_swf(trace)
+def load_trace(trace: str, jobs: int, procs: int | None = None) -> Workload:
+    """The first ``jobs`` jobs of ``trace`` (a file, or :data:`BUNDLED`); machine size ``procs``,
+    by default as :func:`read_swf` gives it (for the recording: the header's)."""
+    w = load_default() if trace == BUNDLED else read_swf(trace, procs=procs)
     return w.window(jobs)
 
 
