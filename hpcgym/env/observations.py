@@ -184,9 +184,9 @@ class JobWindow(ObservationBuilder):
         _kernels.job_window(
             out,
             view.queue,
+            view.queue_fits,
             view.running,
             view.now,
-            view.free_procs,
             self.procs,
             view.procs,
             view.estimate,
@@ -287,6 +287,7 @@ class SystemSummary(ObservationBuilder):
         _kernels.system(
             out,
             view.queue,
+            view.queue_fits,
             view.running,
             view.now,
             view.free_procs,
