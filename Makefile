@@ -21,8 +21,10 @@ test: $(STAMP)
 	$(PY) -m pytest -q -n 2 -m "not expensive"
 
 bench: $(STAMP)
-	$(PY) -m pytest -q -m expensive
+	$(PY) -m pytest -q -n 2 -m expensive
 	$(PY) benchmarks/run.py
+	# EASY on SDSC-SP2 and env steps/s against the commit the golden schedules were recorded at
+	$(PY) benchmarks/ab.py --base-from tests/golden/schedules.json --check
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check hpcgym tests benchmarks
