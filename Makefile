@@ -32,8 +32,10 @@ test: $(FULL_STAMP)
 	$(PY) -m pytest -q -n 2 -m "not expensive"
 
 bench: $(FULL_STAMP)
-	$(PY) -m pytest -q -m expensive
+	$(PY) -m pytest -q -n 2 -m expensive
 	$(PY) benchmarks/run.py
+	# EASY on SDSC-SP2 and env steps/s against the commit the golden schedules were recorded at
+	$(PY) benchmarks/ab.py --base-from tests/golden/schedules.json --check
 
 lint: $(FULL_STAMP)
 	$(VENV)/bin/ruff check hpcgym tests benchmarks

@@ -13,14 +13,18 @@ sorted. Semantics (design card):
 * a decision point is an instant after which the queue is non-empty and at least one
   queued job fits the free resources (a dispatcher with ``every_event = True`` is
   also asked when nothing fits, e.g. to record reservations);
-* a dispatcher sees a read-only :class:`SystemView` and returns the jobs to start now;
-  the engine starts them in that order and rejects a job that does not fit, is not
-  waiting, or is given twice;
+* a dispatcher sees a read-only :class:`SystemView` and returns the jobs to start now,
+  optionally with their placements (a :class:`Decision`); the engine starts them in
+  that order, placing a job the dispatcher did not place with the machine's allocation
+  policy, and rejects a job that does not fit, an impossible placement, a job that is
+  not waiting, or one given twice;
 * jobs run for their real run time (``kill_at_estimate`` ends them at their estimate);
 * if a decision starts nothing, time moves to the next event; if no event is left and
   jobs still wait, the dispatcher would wait forever and :meth:`Simulator.run` raises.
 
-The engine imports numpy only: no gymnasium, torch or ortools.
+The machine is a :class:`~hpcgym.machine.Machine` of nodes x resource types; the engine
+owns its free matrix and asks the one allocator (:mod:`hpcgym.allocator`) where jobs
+go. The engine imports numpy and numba only: no gymnasium, torch or ortools.
 """
 
 from __future__ import annotations
@@ -28,19 +32,24 @@ from __future__ import annotations
 import heapq
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from hpcgym.cluster import Cluster, ProcessorCluster
+from hpcgym import _engine_kernels as ek
+from hpcgym._engine_kernels import Jobs, State
 from hpcgym.errors import InvalidConfigError, InvalidDecisionError
+from hpcgym.machine import UNPLACEABLE_REASONS, Machine, align_requests, describe_unplaceable
 from hpcgym.predictors import Predictor, Walltime
 from hpcgym.workload import Workload
 
+__all__ = ["Decision", "Dispatcher", "Jobs", "Schedule", "Simulator", "State", "SystemView"]
+
 _END = 0
 _EXPIRE = 1
+_INT64 = np.dtype(np.int64)
 _STATE_NAMES = ("not submitted yet", "waiting", "already running", "already ended")
 
 
@@ -50,58 +59,147 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return v
 
 
+class Decision:
+    """What a dispatcher may return: jobs to start now and, optionally, where.
+
+    A decision behaves as the sequence of its jobs (``len``, iteration, indexing,
+    ``np.asarray``), so code that treats a dispatcher's answer as a list of jobs keeps
+    working, and ``sim.start(decision)`` starts them on the given nodes.
+
+    Attributes:
+        jobs: the jobs, in the order the engine starts them.
+        nodes: their placements, concatenated in job order: job ``jobs[i]``
+            contributes ``view.chunks[jobs[i]]`` node indices, one per chunk. ``None``
+            lets the engine place every job with the machine's allocation policy, in
+            order (which is what returning just the list of jobs does).
+
+    >>> d = Decision([3, 5], [0, 0, 2])  # job 3 has two chunks on node 0, job 5 one on node 2
+    >>> list(d), len(d), d.nodes
+    ([3, 5], 2, [0, 0, 2])
+    """
+
+    __slots__ = ("jobs", "nodes")
+
+    def __init__(
+        self, jobs: Sequence[int] | np.ndarray, nodes: Sequence[int] | np.ndarray | None = None
+    ) -> None:
+        self.jobs = jobs
+        self.nodes = nodes
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.jobs)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.jobs[i]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.jobs, dtype=dtype)
+
+    def __repr__(self) -> str:
+        jobs = list(np.asarray(self.jobs).tolist())
+        nodes = None if self.nodes is None else list(np.asarray(self.nodes).tolist())
+        return f"Decision(jobs={jobs}, nodes={nodes})"
+
+
 class SystemView:
     """What a dispatcher may look at: read-only, refreshed by the engine.
 
     Attributes:
         now: current time (s).
-        free_procs: free processors (processor clusters).
-        capacity: total of each resource type.
+        machine: the :class:`~hpcgym.machine.Machine`.
+        capacity: ``(nodes, R)`` capacity of each node.
+        free: ``(nodes, R)`` free amount of each resource on each node (live).
+        free_total: ``(R,)`` free amount of each resource type.
+        chunks: ``(n,)`` each job's chunk count, aligned to the machine (on an
+            exclusive machine a chunk larger than a node is split into whole nodes).
+        per_chunk: ``(n, R)`` each job's request per chunk, in the machine's resource order.
+        request: ``(n, R)`` each job's total request, ``chunks * per_chunk``.
+        procs: ``(n,)`` each job's total of the machine's first resource type: the
+            requested processors of an SWF job. Kept for the environment's
+            processor-based observations; whether a job fits is :meth:`fits`.
         jobs: the workload with run times hidden (``jobs.submit``, ``jobs.user`` ...).
-        submit, procs, estimate: job columns (read-only), indexed by job.
+        submit, estimate: job columns (read-only), indexed by job.
         prediction: each job's current predicted run time (read-only).
         start: each job's start time, NaN while it waits (read-only).
+        placement_ptr, placement_nodes: where each started job runs (see :meth:`placement`).
+
+    The arrays of :attr:`queue` and :attr:`running` are read-only views of the engine's
+    buffers, valid until the engine next starts or ends a job: copy them to keep them.
     """
 
     __slots__ = (
+        "_fcache",
+        "_fitcache",
+        "_fitver",
+        "_fver",
+        "_mem",
         "_qcache",
+        "_qseg",
         "_qver",
         "_rcache",
+        "_rseg",
         "_rver",
         "_sim",
         "capacity",
+        "chunks",
         "estimate",
+        "free",
         "jobs",
+        "machine",
+        "per_chunk",
+        "placement_nodes",
+        "placement_ptr",
         "prediction",
         "procs",
+        "request",
         "start",
         "submit",
     )
 
     def __init__(self, sim: Simulator) -> None:
         self._sim = sim
-        self._qcache = np.zeros(0, dtype=np.int64)
-        self._qver = -1
-        self._rcache = np.zeros(0, dtype=np.int64)
-        self._rver = -1
         w = sim.workload
         self.jobs = w.public
         self.submit = w.submit
-        self.procs = w.procs_req
         self.estimate = w.estimate
-        self.capacity = sim.cluster.capacity
         self._link()
 
     def _link(self) -> None:
         """Bind the live columns; numpy views do not survive pickling or deep copies."""
         sim = self._sim
+        a = sim._a
+        self.machine = sim.machine
+        self.capacity = sim.machine.capacity
+        self.chunks = _readonly(a.chunks)
+        self.per_chunk = _readonly(a.per_chunk)
+        request = a.chunks[:, None] * a.per_chunk
+        request.flags.writeable = False
+        self.request = request
+        self.procs = request[:, 0]
         self.prediction = _readonly(sim.predictor.prediction)
         self.start = _readonly(sim.start_time)
+        self.free = _readonly(a.free)
+        self.placement_ptr = _readonly(a.placement_ptr)
+        self.placement_nodes = _readonly(a.placement_nodes)
+        self._mem = _readonly(sim._mem)
+        self._qseg = _readonly(a.queue)
+        self._rseg = _readonly(a.running)
+        self._qver = self._rver = self._fver = -1
+        self._qcache = self._rcache = np.zeros(0, dtype=np.int64)
+        self._fcache = np.zeros(0, dtype=np.int64)
+        self._fitcache = np.zeros(0, dtype=bool)
+        self._fitver = (-1, -1)
+
+    def __getstate__(self) -> tuple[None, dict[str, object]]:
+        return None, {"_sim": self._sim, "jobs": self.jobs, "submit": self.submit, "estimate": self.estimate}
 
     def __setstate__(self, state: tuple[None, dict[str, object]]) -> None:
         for name, value in state[1].items():
             setattr(self, name, value)
-        if "start_time" in vars(self._sim):  # else the engine links us once it is restored
+        if "_a" in vars(self._sim):  # else the engine links us once it is restored
             self._link()
 
     @property
@@ -109,8 +207,24 @@ class SystemView:
         return self._sim.now
 
     @property
+    def free_total(self) -> np.ndarray:
+        """Free amount of each resource type, summed over the nodes (read-only)."""
+        sim = self._sim
+        if self._fver != sim._fver:
+            f = self.free.sum(axis=0)
+            f.flags.writeable = False
+            self._fcache, self._fver = f, sim._fver
+        return self._fcache
+
+    @property
     def free_procs(self) -> int:
-        return self._sim.cluster.free_procs  # type: ignore[attr-defined, no-any-return]
+        """Free amount of the machine's first resource type, summed over the nodes.
+
+        The free processors of an SWF machine, kept for the environment's
+        processor-based observations. It tells whether a job fits only on a machine of
+        one node and one resource type: :meth:`fits` decides in general.
+        """
+        return int(self.free_total[0])
 
     @property
     def ended(self) -> Sequence[int]:
@@ -120,21 +234,18 @@ class SystemView:
     def end(self, jobs: np.ndarray) -> np.ndarray:
         """End times of ``jobs``; NaN for a job that has not ended (no look into the future)."""
         sim = self._sim
-        return np.where(sim._state[jobs] == 3, sim.end_time[jobs], np.nan)
-
-    @property
-    def cluster(self) -> Cluster:
-        """The cluster (use ``fits`` and ``free``; do not allocate)."""
-        return self._sim.cluster
+        return np.where(sim._a.state[jobs] == 3, sim.end_time[jobs], np.nan)
 
     @property
     def queue(self) -> np.ndarray:
         """Waiting jobs in arrival order (read-only array of job indices)."""
         sim = self._sim
         if self._qver != sim._qver:
-            q = sim.waiting_jobs()
-            q.flags.writeable = False
-            self._qcache, self._qver = q, sim._qver
+            mem = sim._mem
+            if mem[ek.H_QTOMBS]:
+                ek.compact(mem)
+            self._qcache = self._qseg[mem[ek.H_QLO] : mem[ek.H_QHI]]
+            self._qver = sim._qver
         return self._qcache
 
     @property
@@ -142,31 +253,83 @@ class SystemView:
         """Running jobs in start order (read-only array of job indices)."""
         sim = self._sim
         if self._rver != sim._rver:
-            r = np.fromiter(sim._running, dtype=np.int64, count=len(sim._running))
-            r.flags.writeable = False
-            self._rcache, self._rver = r, sim._rver
+            self._rcache = self._rseg[: sim._nr]
+            self._rver = sim._rver
         return self._rcache
 
     def iter_queue(self) -> Iterable[int]:
-        """Waiting jobs in arrival order, lazily (cheaper than :attr:`queue` for a prefix)."""
-        return iter(self._sim._queue)
+        """Waiting jobs in arrival order, as Python ints."""
+        return iter(self.queue.tolist())
 
     @property
     def queue_length(self) -> int:
-        return len(self._sim._queue)
+        return self._sim._nq
 
     def fits(self, job: int) -> bool:
-        """Whether ``job`` fits the free resources now."""
-        return self._sim.cluster.fits(job)
+        """Whether ``job`` fits the free resources now (the allocator decides)."""
+        return bool(ek.fits_job(self._sim._mem, int(job)))
+
+    def fits_each(self, jobs: np.ndarray) -> np.ndarray:
+        """Whether each of ``jobs`` fits the free resources now (a new bool array)."""
+        js = np.ascontiguousarray(jobs, dtype=np.int64).reshape(-1)
+        out = np.zeros(len(js), dtype=bool)
+        ek.fits_jobs(self._sim._mem, js, out)
+        return out
+
+    @property
+    def queue_fits(self) -> np.ndarray:
+        """Whether each waiting job (in :attr:`queue` order) fits now (read-only)."""
+        sim = self._sim
+        version = (sim._qver, sim._fver)
+        if self._fitver != version:
+            q = self.queue
+            out = np.zeros(len(q), dtype=bool)
+            ek.fits_jobs(sim._mem, q, out)
+            out.flags.writeable = False
+            self._fitcache, self._fitver = out, version
+        return self._fitcache
+
+    def placement(self, job: int) -> np.ndarray:
+        """The node of each chunk of a started job (-1 while it has not started)."""
+        p = self.placement_ptr
+        return self.placement_nodes[p[job] : p[job + 1]]
 
     def predicted_end(self, jobs: np.ndarray) -> np.ndarray:
         """Predicted end time of running ``jobs``: start + current prediction."""
         return self.start[jobs] + self.prediction[jobs]
 
+    def bundles(self) -> tuple[tuple, tuple, tuple]:  # type: ignore[type-arg]
+        """The machine, job and state bundles of compiled kernels, as plain tuples.
+
+        ``(Nodes, Jobs, State)`` with the fields of :class:`~hpcgym.allocator.Nodes`,
+        :class:`Jobs` and :class:`State`, all read-only. Plain tuples cross into numba
+        faster than named ones; a kernel rebuilds the names with ``Jobs(*jobs)``. (The
+        reference dispatchers pass :meth:`kernel_inputs` instead, fewer arrays still.)
+        """
+        jobs = (
+            self.chunks,
+            self.per_chunk,
+            self.prediction,
+            self.start,
+            self.placement_ptr,
+            self.placement_nodes,
+        )
+        return tuple(self._sim.machine.nodes), jobs, (self.now, self.free, self.queue, self.running)
+
+    def kernel_inputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """``(mem, prediction, start, now)``: the engine's state for compiled kernels.
+
+        ``mem`` is the engine's buffer (read-only), from which compiled code rebuilds
+        the bundles with :func:`hpcgym._engine_kernels.nodes_of`, ``jobs_of`` and
+        ``state_of``: one array crosses into numba instead of a dozen.
+        """
+        self.queue  # noqa: B018 - compacts the queue buffer, which kernels then read as it is
+        return self._mem, self.prediction, self.start, self._sim.now
+
 
 @runtime_checkable
 class Dispatcher(Protocol):
-    """Anything that, given a view, returns the jobs to start now.
+    """Anything that, given a view, returns the jobs to start now (or a :class:`Decision`).
 
     Attributes:
         name: short name used in reports.
@@ -174,12 +337,12 @@ class Dispatcher(Protocol):
 
     name: str
 
-    def __call__(self, view: SystemView) -> Sequence[int] | np.ndarray: ...
+    def __call__(self, view: SystemView) -> Sequence[int] | np.ndarray | Decision: ...
 
 
 @dataclass
 class Schedule:
-    """What a simulation did: every job's start and end, and how predictions evolved.
+    """What a simulation did: every job's start, end and nodes, and how predictions evolved.
 
     Attributes:
         workload: the simulated jobs.
@@ -191,6 +354,10 @@ class Schedule:
         sim_seconds: wall-clock seconds spent in the simulation loop.
         decisions: number of dispatcher calls.
         extras: anything a dispatcher recorded (e.g. reservations), by name.
+        machine: the machine the jobs ran on.
+        placement_ptr, placement_nodes: the placements, in compressed rows: job ``j``
+            ran its chunks on nodes ``placement_nodes[placement_ptr[j]:placement_ptr[j + 1]]``
+            (see :meth:`placement`).
     """
 
     workload: Workload
@@ -204,6 +371,9 @@ class Schedule:
     sim_seconds: float = 0.0
     decisions: int = 0
     extras: dict[str, object] = field(default_factory=dict)
+    machine: Machine | None = None
+    placement_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    placement_nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def wait(self) -> np.ndarray:
@@ -214,15 +384,45 @@ class Schedule:
         """Time each job actually ran (its real run time, or less if killed)."""
         return self.end - self.start
 
+    def placement(self, job: int) -> np.ndarray:
+        """The node of each chunk of ``job``."""
+        p = self.placement_ptr
+        return self.placement_nodes[p[job] : p[job + 1]]
+
+    def jobs_slice(self, first: int) -> Schedule:
+        """The schedule of jobs ``first`` onwards only (their workload window)."""
+        import dataclasses
+
+        keep = slice(first, len(self.start))
+        p0 = int(self.placement_ptr[first])
+        return dataclasses.replace(
+            self,
+            workload=self.workload.window(None, first),
+            start=self.start[keep],
+            end=self.end[keep],
+            killed=self.killed[keep],
+            first_prediction=self.first_prediction[keep],
+            prediction_changes=[(t, j - first, p) for t, j, p in self.prediction_changes if j >= first],
+            placement_ptr=self.placement_ptr[first:] - p0,
+            placement_nodes=self.placement_nodes[p0:],
+        )
+
 
 class Simulator:
-    """Replays a workload on a cluster; a dispatcher decides what starts when.
+    """Replays a workload on a machine; a dispatcher decides what starts when.
 
     Args:
         workload: the jobs.
-        cluster: the machine; a :class:`ProcessorCluster` of ``workload.procs`` by default.
+        machine: the machine; by default ``workload.machine``, else one node of
+            ``workload.procs`` processors (:meth:`Machine.processors`).
         predictor: what dispatchers plan with; wall-time (W) by default.
         kill_at_estimate: end jobs at their estimate when they would run longer.
+
+    Raises:
+        InvalidConfigError: a job asks for a resource the machine lacks, a chunk no node
+            holds, or more than the machine can ever hold at once; the message names the
+            job (read the workload with :func:`hpcgym.machine.fit_workload` to drop and
+            count such jobs instead).
 
     Typical use is :meth:`run`; the Gymnasium environment drives :meth:`advance` and
     :meth:`start` itself, one decision at a time.
@@ -238,28 +438,58 @@ class Simulator:
     def __init__(
         self,
         workload: Workload,
-        cluster: Cluster | None = None,
+        machine: Machine | None = None,
         predictor: Predictor | None = None,
         *,
         kill_at_estimate: bool = False,
     ) -> None:
         self.workload = workload
-        self.cluster = cluster if cluster is not None else ProcessorCluster(workload.procs)
+        if machine is None:
+            machine = workload.machine if workload.machine is not None else Machine.processors(workload.procs)
+        if not isinstance(machine, Machine):
+            raise InvalidConfigError(f"machine must be a Machine, got {type(machine).__name__}")
+        self.machine = machine
         self.predictor = predictor if predictor is not None else Walltime()
         self.kill_at_estimate = bool(kill_at_estimate)
+        self._requests()
         self.reset()
+
+    def _requests(self) -> None:
+        """Align the jobs' requests to the machine; their request shapes for ``any_fits``."""
+        w = self.workload
+        chunks, per_chunk, reason = align_requests(self.machine, w.resources, w.chunks, w.per_chunk)
+        bad = np.flatnonzero(reason)
+        if len(bad):
+            j = int(bad[0])
+            more = f" ({len(bad) - 1} more jobs cannot run either)" if len(bad) > 1 else ""
+            raise InvalidConfigError(
+                describe_unplaceable(self.machine, w, j, int(reason[j]))
+                + f": {UNPLACEABLE_REASONS[int(reason[j])]}{more}; read the workload with "
+                "hpcgym.machine.fit_workload (or the CLI's --machine) so such jobs are dropped and counted"
+            )
+        self._chunks = chunks
+        self._per_chunk = np.ascontiguousarray(per_chunk)
+        # distinct request shapes, smallest first (any_fits stops at the first that fits)
+        rows = np.column_stack([chunks, per_chunk]) if len(w) else np.zeros((0, 1 + per_chunk.shape[1]))
+        shapes, inverse = np.unique(rows.astype(np.int64), axis=0, return_inverse=True)
+        weight = self.machine.nodes.weight
+        size = shapes[:, 0] * (shapes[:, 1:] @ weight) if len(shapes) else np.zeros(0, np.int64)
+        order = np.lexsort((*shapes.T[::-1], size))
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        self._shape = rank[inverse.reshape(-1)].astype(np.int64)
+        self._shape_chunks = np.ascontiguousarray(shapes[order, 0])
+        self._shape_v = np.ascontiguousarray(shapes[order, 1:])
 
     # ------------------------------------------------------------------ state
     def reset(self) -> None:
         """Back to time zero: empty machine, nothing submitted."""
         w = self.workload
         n = len(w)
-        self.cluster.reset(w)
         self.predictor.reset(w if self.predictor.needs_runtime else w.public)
         self._submit: list[float] = w.submit.tolist()
         self._runtime: list[float] = w.runtime.tolist()
         self._estimate: list[float] = w.estimate.tolist()
-        self._req: list[int] = w.procs_req.tolist()
         self.start_time = np.full(n, np.nan)
         self.end_time = np.full(n, np.nan)
         self.killed = np.zeros(n, dtype=bool)
@@ -269,19 +499,33 @@ class Simulator:
         self._events: list[tuple[float, int, int, int]] = []
         self._alarm: dict[int, float] = {}  # running job -> time of its live expiry alarm
         self._seq = 0
-        self._queue: dict[int, None] = {}
-        self._running: dict[int, None] = {}
+        self._nq = 0  # waiting jobs
+        self._nr = 0  # running jobs
         self._qver = 0
-        self._queue_lo = 0  # no job below this index waits any more
         self._rver = 0
-        self._req_count: dict[int, int] = {}  # multiset of waiting jobs' sizes ...
-        self._req_heap: list[int] = []  # ... and a lazy min-heap over it
-        self._state = np.zeros(n, dtype=np.int8)  # 0 future, 1 waiting, 2 running, 3 done
+        self._fver = 0
+        nodes = self.machine.nodes
+        self._mem = ek.build(
+            nodes.capacity,
+            nodes.weight,
+            nodes.exclusive,
+            nodes.policy,
+            self._chunks,
+            self._per_chunk,
+            self._shape,
+            self._shape_chunks,
+            self._shape_v,
+        )
+        self._a = ek.views(self._mem)
         self.n_done = 0
         self._ended: list[int] = []  # jobs in termination order
         self.decisions = 0
-        self._fast_fit = isinstance(self.cluster, ProcessorCluster)
         self.view = SystemView(self)
+
+    @property
+    def free(self) -> np.ndarray:
+        """The free matrix ``(nodes, R)`` (read-only view)."""
+        return self.view.free
 
     def warm_start(
         self, now: float, running: Sequence[int] | np.ndarray, start: Sequence[float] | np.ndarray
@@ -296,6 +540,7 @@ class Simulator:
         running job has already outlived is corrected at ``now``. The Gymnasium
         environment uses this to begin an episode from the state a full replay had at
         the start of its window. :meth:`run` always starts from an empty machine.
+        Running jobs are placed by the machine's allocation policy in start order.
 
         Args:
             now: the time to begin at.
@@ -348,34 +593,32 @@ class Simulator:
         self._next_arrival = n_before
         # expiry alarms that fell before now: correct those predictions at now
         events = self._events
+        state = self._a.state
         while events and events[0][0] < now:
             t, kind, _, j = heapq.heappop(events)
             assert kind == _EXPIRE, "a running job ended before the warm-start time"
-            if self._state[j] == 2 and self._alarm.get(j) == t:
+            if state[j] == 2 and self._alarm.get(j) == t:
                 del self._alarm[j]
                 self._correct(j, float(self.start_time[j]))
 
     def _arrive_until(self, stop: int) -> None:
         """Submit the jobs from the next arrival up to ``stop`` (exclusive) at ``now``."""
-        queue = self._queue
-        req = self._req
-        state = self._state
-        predictor = self.predictor
-        pred = predictor.prediction
-        count = self._req_count
-        t = self.now
-        for j in range(self._next_arrival, stop):
-            queue[j] = None
-            state[j] = 1
-            predictor.on_submit(j, t)
-            self.first_prediction[j] = pred[j]
-            r = req[j]
-            c = count.get(r, 0)
-            if not c:
-                heapq.heappush(self._req_heap, r)
-            count[r] = c + 1
+        first = self._next_arrival
+        ek.instant(self._mem, 0, first, stop, False)
+        self._nq += stop - first
         self._next_arrival = stop
         self._qver += 1
+        self._submitted_queued(first, stop)
+
+    def _submitted_queued(self, first: int, stop: int) -> None:
+        """Tell the predictor of the arrivals ``first .. stop - 1`` (already queued)."""
+        predictor = self.predictor
+        pred = predictor.prediction
+        fp = self.first_prediction
+        t = self.now
+        for j in range(first, stop):
+            predictor.on_submit(j, t)
+            fp[j] = pred[j]
         if predictor.revised:
             self._rearm()
 
@@ -383,8 +626,14 @@ class Simulator:
         # a pickled or deep-copied engine: its view's live columns must be views of the
         # copy's arrays, not copies of the original's (the environment must pickle)
         self.__dict__.update(state)
+        self._a = ek.views(self._mem)
         if hasattr(self.view, "_sim"):  # else the view links itself once it is restored
             self.view._link()
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        del state["_a"]  # views of _mem: rebuilt on load
+        return state
 
     @property
     def done(self) -> bool:
@@ -392,33 +641,18 @@ class Simulator:
         return self.n_done == len(self.workload)
 
     @property
-    def queue(self) -> Iterable[int]:
-        return self._queue.keys()
+    def queue(self) -> list[int]:
+        """Waiting jobs in arrival order."""
+        return self.view.queue.tolist()  # type: ignore[no-any-return]
 
     @property
-    def running(self) -> Iterable[int]:
-        return self._running.keys()
+    def running(self) -> list[int]:
+        """Running jobs in start order."""
+        return self.view.running.tolist()  # type: ignore[no-any-return]
 
     def waiting_jobs(self) -> np.ndarray:
-        """Waiting jobs in arrival order, as a new int64 array.
-
-        Jobs are indexed in submission order and arrive in that order, so the waiting
-        jobs in arrival order are the indices whose state is "waiting": numpy finds them
-        at C speed, where iterating the queue in Python would cost microseconds per job
-        on traces whose queue grows to tens of thousands.
-        """
-        queue = self._queue
-        if len(queue) < 512:  # short queues: iterating them beats five numpy calls
-            return np.fromiter(queue, dtype=np.int64, count=len(queue))
-        state = self._state
-        lo = self._queue_lo
-        na = self._next_arrival
-        while state[lo] != 1:  # jobs below it never wait again: amortised O(1)
-            lo += 1
-        self._queue_lo = lo
-        q = np.flatnonzero(state[lo:na] == 1)
-        q += lo
-        return q.astype(np.int64, copy=False)
+        """Waiting jobs in arrival order, as a new int64 array."""
+        return self.view.queue.copy()
 
     def has_future_event(self) -> bool:
         """Whether anything is left to happen without a new decision."""
@@ -432,20 +666,26 @@ class Simulator:
         return float(t)
 
     def any_fits(self) -> bool:
-        """Whether at least one waiting job fits the free resources now."""
-        if not self._queue:
+        """Whether at least one waiting job fits the free resources now.
+
+        Checks each distinct request shape among the waiting jobs once, smallest
+        first, stopping at the first that fits (one compiled call).
+        """
+        if not self._nq:
             return False
-        if self._fast_fit:
-            heap, count = self._req_heap, self._req_count
-            while not count[heap[0]]:
-                heapq.heappop(heap)
-            return heap[0] <= self.cluster.free_procs  # type: ignore[attr-defined, no-any-return]
-        fits = self.cluster.fits
-        return any(fits(j) for j in self._queue)
+        return bool(ek.any_waiting_fits(self._mem))
 
     # ----------------------------------------------------------------- events
-    def _step_instant(self) -> bool:
-        """Handle every event of the next instant; False if there is none."""
+    def _step_instant(self, check: bool = False) -> int:
+        """Handle every event of the next instant.
+
+        Args:
+            check: also find out whether a waiting job fits afterwards.
+
+        Returns:
+            -1 if no event is left; else 1 if ``check`` found a waiting job that fits,
+            0 otherwise.
+        """
         events = self._events
         submit = self._submit
         na = self._next_arrival
@@ -457,39 +697,45 @@ class Simulator:
         elif na < n:
             t = submit[na]
         else:
-            return False
+            return -1
         self.now = t
         predictor = self.predictor
-        cluster = self.cluster
-        state = self._state
-        running = self._running
+        count = 0
         # terminations, then expiry alarms (the heap orders kind 0 before kind 1)
         if events and events[0][0] == t:
-            ended = False
+            ended = self._ended
+            buf = self._a.ended
             while events and events[0][0] == t:
                 _, kind, _, j = heapq.heappop(events)
                 if kind == _END:
-                    del running[j]
-                    cluster.release(j)
-                    state[j] = 3
-                    self._ended.append(j)
-                    self.n_done += 1
-                    ended = True
+                    buf[count] = j
+                    count += 1
+                    ended.append(j)
                     predictor.on_end(j, t, t - self.start_time[j])
                 elif self._alarm.get(j) == t:  # the live alarm (it precedes the job's end)
                     del self._alarm[j]
                     self._correct(j, float(self.start_time[j]))
-            if ended:
+            if count:
+                self.n_done += count
+                self._nr -= count
                 self._rver += 1
+                self._fver += 1
             if predictor.revised:
                 self._rearm()
         # arrivals
+        stop = na
         if na < n and submit[na] == t:
             stop = na + 1
             while stop < n and submit[stop] == t:
                 stop += 1
-            self._arrive_until(stop)
-        return True
+            self._nq += stop - na
+            self._next_arrival = stop
+            self._qver += 1
+        # one compiled call frees the ended jobs' nodes, queues the arrivals and checks fits
+        fit = ek.instant(self._mem, count, na, stop, check and self._nq > 0)
+        if stop > na:
+            self._submitted_queued(na, stop)
+        return 1 if fit else 0
 
     def _arm(self, j: int, start: float) -> None:
         """Set the expiry alarm of running job ``j`` if it will outlive its prediction.
@@ -525,7 +771,7 @@ class Simulator:
         """Re-arm the alarms of running jobs whose prediction the predictor revised."""
         revised = self.predictor.revised
         corrects = self.predictor.corrects
-        state = self._state
+        state = self._a.state
         while revised:
             j, _ = revised.popitem()
             if corrects and state[j] == 2:
@@ -541,54 +787,112 @@ class Simulator:
         Returns:
             True at a decision point, False once every job has ended.
         """
-        while self._step_instant():
-            if self._queue and (every_event or self.any_fits()):
+        check = not every_event
+        while True:
+            fit = self._step_instant(check)
+            if fit < 0:
+                return False
+            if self._nq and (every_event or fit):
                 return True
-        return False
 
     # -------------------------------------------------------------- decisions
-    def start(self, jobs: Iterable[int]) -> None:
+    def start(
+        self, jobs: Iterable[int] | np.ndarray, nodes: Sequence[int] | np.ndarray | None = None
+    ) -> None:
         """Start ``jobs`` now, in the given order.
+
+        Args:
+            jobs: the jobs, or a :class:`Decision` (whose placements are then used).
+            nodes: their placements, concatenated in job order (``chunks[j]`` node
+                indices for job ``j``, see :class:`Decision`); by default the machine's
+                allocation policy places each job in turn.
 
         Raises:
             InvalidDecisionError: a job is not waiting (never submitted, already
-                started or given twice) or does not fit.
+                started or given twice), does not fit, or its given placement is
+                impossible (a node that does not exist or would be over-used). The jobs
+                before it have started.
         """
-        state = self._state
-        queue = self._queue
-        running = self._running
-        cluster = self.cluster
+        if type(jobs) is Decision:
+            if nodes is None:
+                nodes = jobs.nodes
+            jobs = jobs.jobs
+        js = jobs
+        if type(js) is not np.ndarray or js.dtype is not _INT64 or js.ndim != 1 or js.base is self._mem:
+            js = self._job_array(jobs)
+        given = nodes is not None
+        ns = nodes
+        if not given:
+            ns = js  # unused by the kernel
+        elif type(ns) is not np.ndarray or ns.dtype is not _INT64 or ns.ndim != 1:
+            ns = np.ascontiguousarray(nodes, dtype=np.int64).reshape(-1)
         now = self.now
-        predictor = self.predictor
-        started = False
-        for job in jobs:
-            j = int(job)
-            if not 0 <= j < len(state) or state[j] != 1:
-                what = "no such job" if not 0 <= j < len(state) else _STATE_NAMES[state[j]]
-                raise InvalidDecisionError(f"cannot start job {j} at t={now:g}: {what}")
-            cluster.allocate(j)
-            del queue[j]
-            running[j] = None
-            state[j] = 2
-            started = True
-            runtime = self._runtime[j]
-            if self.kill_at_estimate and runtime > self._estimate[j]:
-                runtime = self._estimate[j]
-                self.killed[j] = True
-            self.start_time[j] = now
-            end = now + runtime
-            self.end_time[j] = end
-            heapq.heappush(self._events, (end, _END, self._seq, j))
-            self._seq += 1
-            self._req_count[self._req[j]] -= 1
-            predictor.on_start(j, now)
-            if predictor.revised:
-                self._rearm()
-            if predictor.corrects:  # the expiry alarm, if the job will outlive its prediction
-                self._arm(j, now)
-        if started:
+        k, code = ek.commit(self._mem, self.start_time, now, js, ns, given)
+        if k:
             self._qver += 1
             self._rver += 1
+            self._fver += 1
+            self._nq -= k
+            self._nr += k
+            predictor = self.predictor
+            runtimes = self._runtime
+            kill = self.kill_at_estimate
+            events = self._events
+            for j in js[:k].tolist():
+                runtime = runtimes[j]
+                if kill and runtime > self._estimate[j]:
+                    runtime = self._estimate[j]
+                    self.killed[j] = True
+                end = now + runtime
+                self.end_time[j] = end
+                heapq.heappush(events, (end, _END, self._seq, j))
+                self._seq += 1
+                predictor.on_start(j, now)
+                if predictor.revised:
+                    self._rearm()
+                if predictor.corrects:  # the expiry alarm, if the job will outlive its prediction
+                    self._arm(j, now)
+        if code != ek.OK:
+            raise InvalidDecisionError(self._refusal(int(js[k]), code, js, ns, k))
+
+    def _job_array(self, jobs: Iterable[int] | np.ndarray) -> np.ndarray:
+        """``jobs`` as a new 1-d int64 array (a copy: a slice of ``view.queue`` would change)."""
+        js = np.array(jobs if isinstance(jobs, np.ndarray) else list(jobs))
+        if len(js) and js.dtype.kind not in "iu":
+            raise InvalidDecisionError(f"jobs must be job indices (integers), got {js.dtype} values")
+        return js.astype(np.int64).reshape(-1)
+
+    def _refusal(self, j: int, code: int, jobs: np.ndarray, nodes: np.ndarray, k: int) -> str:
+        """Why the engine refused to start job ``j`` (the ``k``-th of ``jobs``)."""
+        now = self.now
+        a = self._a
+        if code == ek.NOT_WAITING:
+            what = "no such job" if not 0 <= j < len(a.state) else _STATE_NAMES[a.state[j]]
+            return f"cannot start job {j} at t={now:g}: {what}"
+        m = self.machine
+        ask = _amounts(m.resources, a.per_chunk[j])
+        chunks = int(a.chunks[j])
+        free = _amounts(m.resources, a.free.sum(axis=0), m.total)
+        if code == ek.DOES_NOT_FIT:
+            nodes_note = f" on {m.n_nodes} nodes" if m.n_nodes > 1 else ""
+            return (
+                f"job {j} needs {chunks} x ({ask}) but it does not fit the free resources at "
+                f"t={now:g} (free: {free}{nodes_note})"
+            )
+        valid = jobs[(jobs >= 0) & (jobs < len(a.chunks))]
+        need = int(a.chunks[valid].sum())
+        if k == 0 and len(nodes) != need:
+            return (
+                f"placement: {len(nodes)} node indices given for {len(jobs)} jobs with {need} chunks "
+                "in all (one node per chunk, concatenated in job order)"
+            )
+        pos = int(a.chunks[jobs[:k]].sum())
+        placement = nodes[pos : pos + chunks].tolist()
+        return (
+            f"job {j} cannot start at t={now:g} on nodes {placement}: a node does not exist "
+            f"(the machine has {m.n_nodes}) or would be over-used by its chunks of ({ask})"
+            + (" (this machine gives each chunk a whole, entirely free node)" if m.exclusive else "")
+        )
 
     def run(self, dispatcher: Dispatcher, *, progress: bool | None = None) -> Schedule:
         """Replay the whole workload with ``dispatcher`` and return the schedule.
@@ -616,13 +920,13 @@ class Simulator:
         t0 = time.perf_counter()
         while self.advance(every_event):
             self.decisions += 1
-            jobs = dispatcher(view)
-            if len(jobs):
-                self.start(jobs)
-            elif not self._running and not self.has_future_event():
+            decision = dispatcher(view)
+            if len(decision):
+                self.start(decision)
+            elif not self._nr and not self.has_future_event():
                 raise InvalidDecisionError(
                     f"dispatcher {getattr(dispatcher, 'name', dispatcher)!r} started nothing at "
-                    f"t={self.now:g} with {len(self._queue)} jobs waiting, an idle machine and no "
+                    f"t={self.now:g} with {self._nq} jobs waiting, an idle machine and no "
                     "event left: the simulation would never end"
                 )
             if bar is not None and self.n_done - last >= 5000:
@@ -657,7 +961,19 @@ class Simulator:
             sim_seconds=sim_seconds,
             decisions=self.decisions,
             extras=extras,
+            machine=self.machine,
+            placement_ptr=self._a.placement_ptr.copy(),
+            placement_nodes=self._a.placement_nodes.copy(),
         )
+
+
+def _amounts(names: Sequence[str], values: np.ndarray, of: np.ndarray | None = None) -> str:
+    parts = []
+    for i, (r, v) in enumerate(zip(names, values, strict=True)):
+        if of is None and not v:
+            continue
+        parts.append(f"{r}={int(v)}" + (f" of {int(of[i])}" if of is not None else ""))
+    return ", ".join(parts)
 
 
 def _progress_bar(total: int, desc: str):  # type: ignore[no-untyped-def]

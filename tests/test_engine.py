@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from hpcgym.baselines import make_policy
-from hpcgym.cluster import ProcessorCluster
 from hpcgym.errors import HpcGymError, InvalidConfigError, InvalidDecisionError
+from hpcgym.machine import Machine
 from hpcgym.sim import Dispatcher, Simulator
 
 # machine 4: job 0 (2 procs) at 0, job 1 (2 procs) at 0, job 2 (3 procs) at 5
@@ -64,13 +64,15 @@ def test_starting_a_job_that_does_not_fit_is_rejected(make_workload):
     assert sim.advance()
     sim.start([0, 1])
     assert sim.advance(every_event=True) and sim.now == 5
-    with pytest.raises(InvalidDecisionError, match="needs 3 processors but only 0 of 4 are free"):
+    with pytest.raises(
+        InvalidDecisionError, match=r"job 2 needs 1 x \(procs=3\) but it does not fit .* procs=0 of 4"
+    ):
         sim.start([2])
 
 
 def test_over_capacity_within_one_decision_is_rejected(make_workload):
     sim = Simulator(make_workload([(0, 5, 3, 5), (0, 5, 3, 5)], 4))
-    with pytest.raises(InvalidDecisionError, match="job 1 needs 3 processors"):
+    with pytest.raises(InvalidDecisionError, match=r"job 1 needs 1 x \(procs=3\)"):
         sim.run(Scripted([0, 1]))
 
 
@@ -94,14 +96,16 @@ def test_errors_share_one_hierarchy():
 
 def test_a_job_larger_than_the_machine_is_a_configuration_error(make_workload):
     w = make_workload([(0, 1, 8, 1)], 8)
-    with pytest.raises(InvalidConfigError, match="asks for 8 processors but the machine has 4"):
-        Simulator(w, cluster=ProcessorCluster(4))
+    with pytest.raises(
+        InvalidConfigError, match=r"job 0 \(id 1\) asks for 1 x \(procs=8\).*largest per type: procs=4"
+    ):
+        Simulator(w, machine=Machine.processors(4))
 
 
 @pytest.mark.parametrize("procs", [0, -3])
 def test_a_machine_needs_processors(procs):
     with pytest.raises(InvalidConfigError, match="procs"):
-        ProcessorCluster(procs)
+        Machine.processors(procs)
 
 
 def test_the_view_is_read_only(make_workload):

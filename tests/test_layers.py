@@ -30,7 +30,9 @@ def test_engine_layers_import_no_rl_or_solver_package():
     assert loaded_by(*engine) == []
 
 
-@pytest.mark.parametrize("module", ["hpcgym", "hpcgym.cluster", "hpcgym.predictors", "hpcgym.runner"])
+@pytest.mark.parametrize(
+    "module", ["hpcgym", "hpcgym.machine", "hpcgym.allocator", "hpcgym.predictors", "hpcgym.runner"]
+)
 def test_lower_modules_import_no_rl_or_solver_package(module):
     assert loaded_by(module) == []
 

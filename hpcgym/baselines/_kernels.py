@@ -1,14 +1,56 @@
-"""Compiled decision kernels of the list schedulers and the EASY backfilling family.
+"""Compiled decision kernels of FCFS, the list schedulers and the EASY backfilling family.
 
 Plain numpy-array code compiled by numba (``cache=True``: compiled once per machine,
-then loaded). Every kernel takes the waiting jobs in arrival order, the running jobs,
-the job columns and the free processors, and returns the jobs to start now, in order.
+then loaded). Every kernel takes the three bundles of
+:meth:`hpcgym.sim.SystemView.bundles` -- the machine (:class:`~hpcgym.allocator.Nodes`),
+the job columns (:class:`~hpcgym.sim.Jobs`) and the state at the decision point
+(:class:`~hpcgym.sim.State`) -- as plain tuples, and rebuilds the named tuples on
+entry. It places every job it starts with the one allocator (:mod:`hpcgym.allocator`)
+on its own copy of the free matrix, writes the jobs to start into ``out_jobs`` and
+their placements, concatenated, into ``out_nodes``, and returns how many of each it
+wrote: ``(jobs, node entries)``. Writing into the caller's buffers spares numba boxing
+new arrays on every decision.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
+
+from hpcgym._engine_kernels import jobs_of, nodes_of, state_of
+from hpcgym.allocator import Nodes, fits, give, place, take
+from hpcgym.sim import Jobs, State
+
+RES_HEAD = 0
+"""Index, in an EASY kernel's ``reservation`` array, of the job given the reservation (-1: none)."""
+RES_TIME = 1
+"""Index of the reservation time: when the head job is predicted to fit (not before now)."""
+RES_PREDICTED_TIME = 2
+"""Index of the reservation time as the predicted ends give it, before it is moved up to now."""
+RESERVATION_FIELDS = 3
+
+
+class EasyRule(NamedTuple):
+    """The variant of EASY a kernel applies (see :class:`hpcgym.baselines.EasyBackfilling`).
+
+    Attributes:
+        factor: multiply every prediction by this when planning (2 for X2).
+        sjbf: backfill candidates shortest predicted first.
+        reserve_shortest: the reservation goes to the shortest predicted waiting job.
+        extra_all: every job predicted to end by the reservation frees its resources
+            for the extra (``extra="all"``); else only those released to reach it.
+    """
+
+    factor: float
+    sjbf: bool
+    reserve_shortest: bool
+    extra_all: bool
+
+
+EasyRuleArg = EasyRule | tuple[float, bool, bool, bool]
+"""An :class:`EasyRule`, or its fields as a plain tuple."""
 
 
 @njit(cache=True)
@@ -21,126 +63,284 @@ def _order(jobs: np.ndarray, key: np.ndarray, descending: bool) -> np.ndarray:
 
 
 @njit(cache=True)
+def fcfs_kernel(
+    machine: Nodes, jobs: Jobs, state: State, out_jobs: np.ndarray, out_nodes: np.ndarray
+) -> tuple[int, int]:
+    """First come, first served: start waiting jobs in arrival order until one does not fit."""
+    m = Nodes(*machine)
+    jb = Jobs(*jobs)
+    st = State(*state)
+    free = st.free.copy()
+    k = 0
+    pos = 0
+    for j in st.queue:
+        c = jb.chunks[j]
+        if not place(m, free, c, jb.per_chunk[j], out_nodes, pos):
+            break
+        take(m, free, jb.per_chunk[j], out_nodes[pos : pos + c])
+        out_jobs[k] = j
+        k += 1
+        pos += c
+    return k, pos
+
+
+@njit(cache=True)
 def list_kernel(
-    queue: np.ndarray, procs: np.ndarray, key: np.ndarray, free: int, descending: bool
-) -> np.ndarray:
-    """SJF / LJF of Galleguillos et al.: sort by expected duration, start every job that fits."""
-    order = _order(queue, key, descending)
-    out = np.empty(len(queue), dtype=np.int64)
-    n = 0
-    for j in order:
-        if procs[j] <= free:
-            free -= procs[j]
-            out[n] = j
-            n += 1
-            if free == 0:
+    machine: Nodes,
+    jobs: Jobs,
+    state: State,
+    descending: bool,
+    out_jobs: np.ndarray,
+    out_nodes: np.ndarray,
+) -> tuple[int, int]:
+    """SJF / LJF of Galleguillos et al.: sort by predicted duration, start every job that fits."""
+    m = Nodes(*machine)
+    jb = Jobs(*jobs)
+    st = State(*state)
+    free = st.free.copy()
+    left = free.sum()
+    k = 0
+    pos = 0
+    if left == 0:
+        return k, pos
+    for j in _order(st.queue, jb.prediction, descending):
+        c = jb.chunks[j]
+        if place(m, free, c, jb.per_chunk[j], out_nodes, pos):
+            left -= take(m, free, jb.per_chunk[j], out_nodes[pos : pos + c])
+            out_jobs[k] = j
+            k += 1
+            pos += c
+            if left == 0:
                 break
-    return out[:n]
+    return k, pos
+
+
+@njit(cache=True)
+def _release(
+    m: Nodes,
+    trial: np.ndarray,
+    jb: Jobs,
+    running: np.ndarray,
+    out_jobs: np.ndarray,
+    out_nodes: np.ndarray,
+    seg: np.ndarray,
+    e: int,
+) -> None:
+    """Give back, on ``trial``, the nodes of the ``e``-th job of (running..., started now...)."""
+    nr = len(running)
+    if e < nr:
+        r = running[e]
+        lo = jb.placement_ptr[r]
+        give(m, trial, jb.per_chunk[r], jb.placement_nodes[lo : lo + jb.chunks[r]])
+    else:
+        q = e - nr
+        r = out_jobs[q]
+        give(m, trial, jb.per_chunk[r], out_nodes[seg[q] : seg[q] + jb.chunks[r]])
 
 
 @njit(cache=True)
 def easy_kernel(
-    now: float,
-    free: int,
-    queue: np.ndarray,
-    running: np.ndarray,
-    procs: np.ndarray,
-    prediction: np.ndarray,
-    start: np.ndarray,
-    factor: float,
-    sjbf: bool,
-    reserve_shortest: bool,
-    out_reservation: np.ndarray,
-    extra_all_ending: bool = False,
-) -> np.ndarray:
+    machine: Nodes,
+    jobs: Jobs,
+    state: State,
+    rule: EasyRuleArg,
+    out_jobs: np.ndarray,
+    out_nodes: np.ndarray,
+    reservation: np.ndarray,
+) -> tuple[int, int]:
     """EASY backfilling and its variants; see :class:`hpcgym.baselines.EasyBackfilling`.
 
-    ``out_reservation`` receives ``[head job, reservation time, extra processors]``
-    (head -1 when every waiting job started) and, if it has a fourth element, the
-    reservation as the predicted ends give it, before it is moved up to ``now`` (earlier
-    than ``now`` when every prediction it rests on is already outlived). By default the
-    extra processors are only those of the jobs needed to reach the head job's size (the
-    classic count); with ``extra_all_ending`` every job predicted to end by the
-    reservation adds its processors (see ``EasyBackfilling(extra=...)``).
+    1. Start waiting jobs in reservation order while they fit.
+    2. The first that does not, the head, gets a reservation by trial allocation: on a
+       copy of the free matrix, release the running jobs (and those just started) in
+       order of predicted end until the head fits; the reservation is the predicted end
+       of the last one released (not before now). The head's trial placement reserves
+       those nodes; the *extra* resources are the trial free matrix minus that
+       placement (with ``extra_all``, after also releasing every further job predicted
+       to end by the reservation).
+    3. A later job starts now if it fits and is predicted to end by the reservation, or
+       if it fits within ``min(free, extra)`` node by node; it is then placed there and
+       consumes both.
+
+    On a machine of one node and one resource type this is exactly Lifka's EASY with
+    processor counts. ``reservation`` receives ``[head, time, predicted time]`` at the
+    indices :data:`RES_HEAD`, :data:`RES_TIME`, :data:`RES_PREDICTED_TIME` (head -1 when
+    every waiting job started).
     """
+    m = Nodes(*machine)
+    jb = Jobs(*jobs)
+    st = State(*state)
+    ru = EasyRule(*rule)
+    chunks = jb.chunks
+    per = jb.per_chunk
+    pred = jb.prediction
+    now = st.now
+    queue = st.queue
     nq = len(queue)
-    out = np.empty(nq, dtype=np.int64)
-    n = 0
-    if reserve_shortest:
-        order = _order(queue, prediction, False)
-    else:
-        order = queue
+    running = st.running
+    nr = len(running)
+    # scratch in one allocation each: the free matrix now, at the reservation, and their
+    # minimum; where each started job's placement sits in out_nodes, and the head's nodes
+    mats = np.empty((3, st.free.shape[0], st.free.shape[1]), dtype=np.int64)
+    free = mats[0]
+    free[:] = st.free
+    left = free.sum()
+    order = _order(queue, pred, False) if ru.reserve_shortest else queue
+    ints = np.empty(nq + chunks[queue].max() if nq else 1, dtype=np.int64)
+    seg = ints[:nq]
+    k = 0
+    pos = 0
     # 1. start jobs in reservation order while they fit
     i = 0
-    while i < nq and procs[order[i]] <= free:
+    while i < nq:
         j = order[i]
-        free -= procs[j]
-        out[n] = j
-        n += 1
-        i += 1
-    out_reservation[0] = -1.0
-    if i == nq:
-        return out[:n]
-    head = order[i]
-    need = procs[head]
-    # 2. reservation: when enough processors are predicted to be free for the head job
-    nr = len(running)
-    ends = np.empty(nr + n, dtype=np.float64)
-    sizes = np.empty(nr + n, dtype=np.int64)
-    for k in range(nr):
-        r = running[k]
-        ends[k] = start[r] + factor * prediction[r]
-        sizes[k] = procs[r]
-    for k in range(n):
-        r = out[k]
-        ends[nr + k] = now + factor * prediction[r]
-        sizes[nr + k] = procs[r]
-    idx = np.argsort(ends, kind="mergesort")
-    m = nr + n
-    avail = free
-    shadow = now
-    k = 0
-    while k < m and avail < need:
-        avail += sizes[idx[k]]
-        shadow = ends[idx[k]]
+        c = chunks[j]
+        if not place(m, free, c, per[j], out_nodes, pos):
+            break
+        left -= take(m, free, per[j], out_nodes[pos : pos + c])
+        out_jobs[k] = j
+        seg[k] = pos
         k += 1
+        pos += c
+        i += 1
+    reservation[RES_HEAD] = -1.0
+    if i == nq:
+        return k, pos
+    head = order[i]
+    hc = chunks[head]
+    hv = per[head]
+    # 2. reservation: release jobs by predicted end until the head job fits
+    total = nr + k
+    ends = np.empty(total, dtype=np.float64)
+    for q in range(nr):
+        r = running[q]
+        ends[q] = jb.start[r] + ru.factor * pred[r]
+    for q in range(k):
+        ends[nr + q] = now + ru.factor * pred[out_jobs[q]]
+    idx = np.argsort(ends, kind="mergesort")
+    trial = mats[1]
+    trial[:] = free
+    shadow = now
+    q = 0
+    while q < total and not fits(m, trial, hc, hv):
+        e = idx[q]
+        _release(m, trial, jb, running, out_jobs, out_nodes, seg, e)
+        shadow = ends[e]
+        q += 1
     predicted_shadow = shadow
     if shadow < now:  # predictions already outlived: the scheduler thinks they are free now
         shadow = now
-    # every job predicted to end by the reservation frees its processors then, too: the
-    # extra processors are all those free at the reservation beyond the head job's need
-    while extra_all_ending and k < m and ends[idx[k]] <= shadow:
-        avail += sizes[idx[k]]
-        k += 1
-    extra = avail - need
-    out_reservation[0] = head
-    out_reservation[1] = shadow
-    out_reservation[2] = extra
-    if len(out_reservation) > 3:  # also the reservation before the clamp to now
-        out_reservation[3] = predicted_shadow
+    # every job predicted to end by the reservation frees its resources then, too
+    while ru.extra_all and q < total and ends[idx[q]] <= shadow:
+        _release(m, trial, jb, running, out_jobs, out_nodes, seg, idx[q])
+        q += 1
+    held = ints[nq : nq + hc]
+    if not place(m, trial, hc, hv, held, 0):  # pragma: no cover - the head fits an empty machine
+        return k, pos
+    take(m, trial, hv, held)
+    extra = trial  # free at the reservation beyond the head job's nodes
+    reservation[RES_HEAD] = head
+    reservation[RES_TIME] = shadow
+    reservation[RES_PREDICTED_TIME] = predicted_shadow
     # 3. backfill: later jobs that fit now and end by the reservation or use only the extra
-    if free == 0:
-        return out[:n]
+    if left == 0:
+        return k, pos
     rest = order[i + 1 :]
-    if sjbf:  # sort only the candidates that fit now: the others cannot start in this pass
-        fit = rest[procs[rest] <= free]
-        rest = _order(fit, prediction, False)
+    if ru.sjbf:  # sort only the candidates that fit now: the others cannot start in this pass
+        fit = np.empty(len(rest), dtype=np.int64)
+        nf = 0
+        for j in rest:
+            if fits(m, free, chunks[j], per[j]):
+                fit[nf] = j
+                nf += 1
+        rest = _order(fit[:nf], pred, False)
+    limit = mats[2]
+    np.minimum(free, extra, limit)
+    n_res = free.shape[1]
     for j in rest:
-        p = procs[j]
-        if p > free:
+        c = chunks[j]
+        v = per[j]
+        if not place(m, free, c, v, out_nodes, pos):
             continue
-        if now + factor * prediction[j] <= shadow:
-            free -= p
-            out[n] = j
-            n += 1
-        elif p <= extra:
-            free -= p
-            extra -= p
-            out[n] = j
-            n += 1
-        if free == 0:
+        placed = out_nodes[pos : pos + c]
+        if now + ru.factor * pred[j] <= shadow:
+            left -= take(m, free, v, placed)
+            for node in placed:
+                for r in range(n_res):
+                    limit[node, r] = min(free[node, r], extra[node, r])
+        elif place(m, limit, c, v, out_nodes, pos):
+            left -= take(m, free, v, placed)
+            take(m, extra, v, placed)
+            take(m, limit, v, placed)
+        else:
+            continue
+        out_jobs[k] = j
+        k += 1
+        pos += c
+        if left == 0:
             break
-    return out[:n]
+    return k, pos
+
+
+# The reference dispatchers call these adapters: the engine's buffer crosses into numba
+# as one array (see hpcgym._engine_kernels) and the bundles are rebuilt here. ``out``
+# holds the jobs to start in ``out[:n]`` and their placements from ``out[n]`` on (n
+# jobs in the workload); the adapters return the two counts as the kernels do.
+@njit(cache=True)
+def fcfs_decide(
+    mem: np.ndarray, prediction: np.ndarray, start: np.ndarray, now: float, out: np.ndarray
+) -> tuple[int, int]:
+    """:func:`fcfs_kernel` on the engine's buffer (see ``SystemView.kernel_inputs``)."""
+    n = len(start)
+    state = state_of(mem, now, out[:0])
+    jobs = jobs_of(mem, prediction, start)
+    return fcfs_kernel(nodes_of(mem), jobs, state, out[:n], out[n:])
+
+
+@njit(cache=True)
+def list_decide(
+    mem: np.ndarray, prediction: np.ndarray, start: np.ndarray, now: float, descending: bool, out: np.ndarray
+) -> tuple[int, int]:
+    """:func:`list_kernel` on the engine's buffer (see ``SystemView.kernel_inputs``)."""
+    n = len(start)
+    state = state_of(mem, now, out[:0])
+    jobs = jobs_of(mem, prediction, start)
+    return list_kernel(nodes_of(mem), jobs, state, descending, out[:n], out[n:])
+
+
+@njit(cache=True)
+def easy_decide(
+    mem: np.ndarray,
+    prediction: np.ndarray,
+    start: np.ndarray,
+    now: float,
+    rule: EasyRuleArg,
+    out: np.ndarray,
+    reservation: np.ndarray,
+) -> tuple[int, int]:
+    """:func:`easy_kernel` on the engine's buffer (see ``SystemView.kernel_inputs``)."""
+    n = len(start)
+    state = state_of(mem, now, out[:0])
+    jobs = jobs_of(mem, prediction, start)
+    return easy_kernel(nodes_of(mem), jobs, state, rule, out[:n], out[n:], reservation)
+
+
+@njit(cache=True)
+def easy_decide_in_order(
+    mem: np.ndarray,
+    prediction: np.ndarray,
+    start: np.ndarray,
+    now: float,
+    order: np.ndarray,
+    rule: EasyRuleArg,
+    out: np.ndarray,
+    reservation: np.ndarray,
+) -> tuple[int, int]:
+    """:func:`easy_decide` with the waiting jobs taken in ``order`` (all of them, each once)."""
+    n = len(start)
+    state = state_of(mem, now, order)
+    jobs = jobs_of(mem, prediction, start)
+    return easy_kernel(nodes_of(mem), jobs, state, rule, out[:n], out[n:], reservation)
 
 
 _loaded = False
@@ -151,13 +351,32 @@ def load_kernels() -> None:
     global _loaded
     if _loaded:
         return
-    # the engine hands read-only arrays, a type of their own for numba: warm up with those
-    jobs = np.zeros(1, dtype=np.int64)
-    procs = np.ones(1, dtype=np.int64)
-    times = np.zeros(1)
-    for a in (jobs, procs, times):
-        a.flags.writeable = False
-    list_kernel(jobs, procs, times, 1, False)
+    from hpcgym.sim import Simulator
+    from hpcgym.workload import Workload
+
+    # the engine hands read-only arrays, a type of their own for numba: warm up with its
+    # view, and run the engine's own kernels (arrivals, starts, ends) on the way
+    w = Workload.from_columns([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [1, 1, 2], [1.0, 1.0, 1.0], procs=2)
+    sim = Simulator(w)
+    sim.advance()
+    mem, prediction, start, now = sim.view.kernel_inputs()
+    out = np.zeros(3 + 3, dtype=np.int64)
+    reservation = np.zeros(RESERVATION_FIELDS)
+    fcfs_decide(mem, prediction, start, now, out)
+    list_decide(mem, prediction, start, now, False, out)
     for flag in (False, True):
-        easy_kernel(0.0, 0, jobs, jobs[:0], procs, times, times, 1.0, flag, flag, np.zeros(3), flag)
+        rule = (1.0, flag, flag, flag)
+        easy_decide(mem, prediction, start, now, rule, out, reservation)
+        easy_decide_in_order(mem, prediction, start, now, out[:1].copy(), rule, out, reservation)
+    out_jobs = out[:3]
+    out_nodes = out[3:]
+    sim.view.fits(1)
+    sim.view.queue_fits  # noqa: B018 - the allocator over the whole queue
+    out_jobs[0] = 1
+    out_nodes[0] = 0
+    sim.start(out_jobs[:1], out_nodes[:1])  # a given placement, and a gap in the queue
+    sim.start([0])
+    sim.view.queue  # noqa: B018 - compacts the queue
+    while sim.advance():
+        sim.start(sim.view.queue[:1])
     _loaded = True

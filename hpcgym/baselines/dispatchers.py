@@ -1,8 +1,12 @@
 """Reference dispatchers: FCFS, SJF/LJF list scheduling and EASY backfilling.
 
-Every dispatcher is a callable ``dispatcher(view) -> jobs to start now`` that plans with
+Every dispatcher is a callable ``dispatcher(view) -> Decision`` that plans with
 ``view.prediction``: whatever predictor the simulation runs with (wall-time W, real
-run time R, or a system-generated prediction). None of them sees real run times.
+run time R, or a system-generated prediction). None of them sees real run times. Each
+places the jobs it starts with the machine's allocation policy (one allocator, see
+:mod:`hpcgym.allocator`) and returns those placements with the jobs. The arrays of a
+returned :class:`~hpcgym.sim.Decision` are views of the dispatcher's own buffers, valid
+until its next call.
 """
 
 from __future__ import annotations
@@ -11,12 +15,50 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hpcgym.baselines._kernels import easy_kernel, list_kernel, load_kernels
+from hpcgym.baselines._kernels import (
+    RES_HEAD,
+    RES_PREDICTED_TIME,
+    RES_TIME,
+    RESERVATION_FIELDS,
+    easy_decide,
+    easy_decide_in_order,
+    fcfs_decide,
+    list_decide,
+    load_kernels,
+)
 from hpcgym.errors import InvalidConfigError
-from hpcgym.sim import SystemView
+from hpcgym.sim import Decision, SystemView
 
 EXTRA_RULES = ("all", "classic")
 """Accepted values of ``EasyBackfilling.extra``."""
+
+
+class _Buffers:
+    """The output buffer of a compiled kernel, sized for the view's workload.
+
+    ``out[:n]`` receives the jobs to start, ``out[n:]`` their placements (n jobs).
+    """
+
+    __slots__ = ("n", "out", "view")
+
+    def __init__(self) -> None:
+        self.view: SystemView | None = None
+        self.out = np.zeros(0, dtype=np.int64)
+        self.n = 0
+
+    def ready(self, view: SystemView) -> _Buffers:
+        if self.view is not view:
+            self.view = view
+            self.n = len(view.chunks)
+            self.out = np.zeros(self.n + int(view.placement_ptr[-1]), dtype=np.int64)
+        return self
+
+    def decision(self, jobs: int, nodes: int) -> Decision:
+        n = self.n
+        return Decision(self.out[:jobs], self.out[n : n + nodes])
+
+    def __reduce__(self) -> tuple[type, tuple[()]]:
+        return _Buffers, ()  # a copy starts empty and is sized on its next call
 
 
 class FCFS:
@@ -27,18 +69,16 @@ class FCFS:
 
     name = "fcfs"
 
-    def __call__(self, view: SystemView) -> list[int]:
-        # Walks only the prefix that starts: the queue can hold thousands of jobs.
-        free = view.free_procs
-        procs = view.procs
-        out = []
-        for j in view.iter_queue():
-            p = procs[j]
-            if p > free:
-                break
-            free -= p
-            out.append(j)
-        return out
+    def __init__(self) -> None:
+        self._out = _Buffers()
+
+    def reset(self, view: SystemView) -> None:
+        load_kernels()
+        self._out.ready(view)
+
+    def __call__(self, view: SystemView) -> Decision:
+        out = self._out.ready(view)
+        return out.decision(*fcfs_decide(*view.kernel_inputs(), out.out))
 
 
 class ListScheduler:
@@ -55,14 +95,15 @@ class ListScheduler:
     def __init__(self, longest_first: bool = False) -> None:
         self.longest_first = bool(longest_first)
         self.name = "ljf-list" if longest_first else "sjf-list"
+        self._out = _Buffers()
 
     def reset(self, view: SystemView) -> None:
         load_kernels()
+        self._out.ready(view)
 
-    def __call__(self, view: SystemView) -> np.ndarray:
-        return list_kernel(  # type: ignore[no-any-return]
-            view.queue, view.procs, view.prediction, view.free_procs, self.longest_first
-        )
+    def __call__(self, view: SystemView) -> Decision:
+        out = self._out.ready(view)
+        return out.decision(*list_decide(*view.kernel_inputs(), self.longest_first, out.out))
 
 
 @dataclass
@@ -71,13 +112,19 @@ class EasyBackfilling:
 
     1. Start waiting jobs in *reservation order* (arrival order; shortest predicted
        first with ``reserve_shortest``) while they fit.
-    2. The first job that does not fit gets a reservation: the earliest time at which,
-       by the running jobs' predicted ends (start + prediction, a time already passed
-       counting as now), enough processors are free. Processors free at that time
-       beyond its need are the *extra* processors.
+    2. The first job that does not fit, the *head*, gets a reservation: the earliest
+       time at which, by the running jobs' predicted ends (start + prediction, a time
+       already passed counting as now), it fits. It is found by trial allocation:
+       running jobs are released in order of predicted end on a copy of the free
+       matrix until the head fits there; the head's trial placement reserves those
+       nodes, and the resources free at that time beyond it are the *extra* resources.
     3. Every later job, in *backfill order* (arrival order; shortest predicted first
        with ``sjbf``), starts now if it fits and either is predicted to end by the
-       reservation or uses only extra processors (which it then consumes).
+       reservation or fits within the extra resources (node by node, and within what
+       is free now), which it then consumes.
+
+    On the one-node machine of an SWF trace, "fits" is "enough free processors" and the
+    extra resources are Lifka's extra processors.
 
     The reservation is recomputed at every decision, so it moves when predictions are
     corrected. Sorting by prediction is stable: ties keep arrival order. With
@@ -125,7 +172,14 @@ class EasyBackfilling:
             raise InvalidConfigError(f"doubling must be a positive factor, got {self.doubling}")
         if self.extra not in EXTRA_RULES:
             raise InvalidConfigError(f"extra must be one of {', '.join(EXTRA_RULES)}; got {self.extra!r}")
-        self._res = np.zeros(4)
+        self.reservation = np.zeros(RESERVATION_FIELDS)
+        self._rule = (
+            float(self.doubling),
+            bool(self.sjbf),
+            bool(self.reserve_shortest),
+            self.extra != "classic",
+        )
+        self._out = _Buffers()
 
     @property
     def every_event(self) -> bool:
@@ -133,29 +187,36 @@ class EasyBackfilling:
 
     def reset(self, view: SystemView) -> None:
         load_kernels()
+        self._out.ready(view)
         self.first_reservation = np.full(len(view.submit), np.nan)
 
-    def __call__(self, view: SystemView) -> np.ndarray:
-        res = self._res
-        jobs = easy_kernel(
-            view.now,
-            view.free_procs,
-            view.queue,
-            view.running,
-            view.procs,
-            view.prediction,
-            view.start,
-            self.doubling,
-            self.sjbf,
-            self.reserve_shortest,
-            res,
-            self.extra != "classic",
-        )
-        if self.record_reservations and res[0] >= 0:
-            head = int(res[0])
+    def __call__(self, view: SystemView) -> Decision:
+        decision = self.decide(view)
+        res = self.reservation
+        if self.record_reservations and res[RES_HEAD] >= 0:
+            head = int(res[RES_HEAD])
             if np.isnan(self.first_reservation[head]):
-                self.first_reservation[head] = res[3] if self.record_past_reservations else res[1]
-        return jobs  # type: ignore[no-any-return]
+                self.first_reservation[head] = (
+                    res[RES_PREDICTED_TIME] if self.record_past_reservations else res[RES_TIME]
+                )
+        return decision
+
+    def decide(self, view: SystemView, order: np.ndarray | None = None) -> Decision:
+        """This decision, with the waiting jobs taken in ``order`` instead of arrival order.
+
+        ``order`` (all waiting jobs, each once) replaces the queue: its first job that
+        does not fit gets the reservation. The environment's ``backfill="easy"`` mode
+        uses it to reserve for the job the agent chose. :attr:`reservation` then holds
+        ``[head, time, predicted time]`` (indices ``RES_HEAD``, ``RES_TIME``,
+        ``RES_PREDICTED_TIME`` of :mod:`hpcgym.baselines._kernels`).
+        """
+        out = self._out.ready(view)
+        if order is None:
+            counts = easy_decide(*view.kernel_inputs(), self._rule, out.out, self.reservation)
+        else:
+            q = np.array(order, dtype=np.int64)  # a copy: the queue's buffer changes as jobs start
+            counts = easy_decide_in_order(*view.kernel_inputs(), q, self._rule, out.out, self.reservation)
+        return out.decision(*counts)
 
     def extras(self) -> dict[str, object]:
         """What the run recorded, for the schedule's ``extras``."""

@@ -1,8 +1,10 @@
 """Compiled feature kernels of the environment's observation builders.
 
 Each kernel reads job columns and the queue/running index arrays of the engine's
-read-only view and writes one preallocated output; no per-job Python objects. Times
-are scaled as ``log1p(t) * inv_log_t`` (``inv_log_t = 1 / log1p(max_time)``) and
+read-only view and writes one preallocated output; no per-job Python objects. Whether a
+queued job fits now is the engine allocator's answer (``view.queue_fits``), passed in.
+Processor amounts are those of the machine's first resource type (``view.procs``).
+Times are scaled as ``log1p(t) * inv_log_t`` (``inv_log_t = 1 / log1p(max_time)``) and
 clipped to [0, 1].
 """
 
@@ -32,9 +34,9 @@ def _tbin(t: float, inv_log_t: float, bins: int) -> int:
 def job_window(
     out: np.ndarray,
     queue: np.ndarray,
+    fits: np.ndarray,
     running: np.ndarray,
     now: float,
-    free: int,
     machine: int,
     procs: np.ndarray,
     estimate: np.ndarray,
@@ -79,7 +81,7 @@ def job_window(
         row[2] = procs[j] * inv_m
         row[3] = _tnorm(estimate[j], inv_log_t)
         row[4] = _tnorm(prediction[j], inv_log_t)
-        row[5] = 1.0 if procs[j] <= free else 0.0
+        row[5] = 1.0 if fits[i] else 0.0
         row[6] = u_wait[u] / nq
         row[7] = u_wait_procs[u] / total_wait_procs
         row[8] = u_run_procs[u] * inv_m
@@ -173,6 +175,7 @@ def histograms(
 def system(
     out: np.ndarray,
     queue: np.ndarray,
+    fits: np.ndarray,
     running: np.ndarray,
     now: float,
     free: int,
@@ -192,9 +195,9 @@ def system(
     out[2] = nq / (nq + k)
     demand = 0
     fit = 0
-    for j in queue:
-        demand += procs[j]
-        if procs[j] <= free:
+    for i in range(nq):
+        demand += procs[queue[i]]
+        if fits[i]:
             fit += 1
     out[3] = demand / (demand + machine)
     if nq:
@@ -221,15 +224,16 @@ def system(
 
 
 @njit(cache=True)
-def job_mask(
-    mask: np.ndarray, queue: np.ndarray, procs: np.ndarray, free: int, any_job: bool, can_advance: bool
-) -> None:
-    """Action mask of ``job`` mode: shown jobs that fit (any shown job if ``any_job``), then advance."""
+def job_mask(mask: np.ndarray, fits: np.ndarray, any_job: bool, can_advance: bool) -> None:
+    """Action mask of ``job`` mode: shown jobs that fit (any shown job if ``any_job``), then advance.
+
+    ``fits[i]`` says whether the i-th waiting job fits now (``view.queue_fits``).
+    """
     k = len(mask) - 1
-    nq = len(queue)
+    nq = len(fits)
     n = nq if nq < k else k
     for i in range(n):
-        mask[i] = any_job or procs[queue[i]] <= free
+        mask[i] = any_job or fits[i]
     for i in range(n, k):
         mask[i] = False
     mask[k] = can_advance

@@ -11,8 +11,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
-from hpcgym.baselines._kernels import easy_kernel
+from hpcgym.baselines import EasyBackfilling, make_policy, preset_predictor, resolve_policy_name
 from hpcgym.env import _kernels
 from hpcgym.env.config import DispatchConfig, EpisodeConfig, make_config
 from hpcgym.env.observations import EpisodeJobs, ObservationBuilder, make_observation
@@ -229,9 +228,8 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             self._dispatchers = [make_policy(p) for p in ac.policies]
             self.action_space = spaces.Discrete(len(self._dispatchers))
         self._reward = make_reward(cfg.scoring.reward)
-        self._res = np.zeros(3)
-        # backfill="easy" applies the rule of the "easy" preset (its count of extra processors)
-        self._extra_all = getattr(make_policy("easy"), "extra", "classic") != "classic"
+        # backfill="easy" applies the rule of the "easy" preset (its count of extra resources)
+        self._backfiller = EasyBackfilling(extra=getattr(make_policy("easy"), "extra", "classic"))
         self._replay: tuple[np.ndarray, np.ndarray] | None = None
         self.sim: Simulator | None = None
         self._mask = np.zeros(self.action_space.n, dtype=bool)
@@ -349,6 +347,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         )
         for b in self._builders.values():
             b.reset(view, jobs)
+        self._backfiller.reset(view)
         self._reward.reset(self._outcome)
         for d in self._dispatchers:
             r = getattr(d, "reset", None)
@@ -404,7 +403,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             q = view.queue
             if a < len(q):
                 j = int(q[a])
-                if view.procs[j] <= view.free_procs:
+                if view.queue_fits[a]:
                     sim.start((j,))
                     self._after_start()
                     return False
@@ -440,29 +439,15 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         sim = self.sim
         assert sim is not None
         view = sim.view
-        res = self._res
         while True:
             q = view.queue
             order = np.concatenate(((j,), q[q != j]))
-            jobs = easy_kernel(
-                view.now,
-                view.free_procs,
-                order,
-                view.running,
-                view.procs,
-                view.prediction,
-                view.start,
-                1.0,
-                False,
-                False,
-                res,
-                self._extra_all,
-            )
-            if len(jobs):
-                sim.start(jobs)
+            decision = self._backfiller.decide(view, order)
+            if len(decision):
+                sim.start(decision)
             if not sim.advance(every_event=True):  # pragma: no cover - j still waits
                 raise AssertionError("the engine ran out of events while a job waited")
-            if view.procs[j] <= view.free_procs:
+            if view.fits(j):
                 sim.start((j,))
                 return
 
@@ -474,11 +459,9 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             self._advance()
             return
         view = sim.view
-        free = view.free_procs
-        for j in view.iter_queue():  # idle machine: the oldest job fits
-            if view.procs[j] <= free:
-                sim.start((j,))
-                break
+        fits = view.queue_fits
+        if fits.any():  # idle machine: the oldest job fits
+            sim.start((int(view.queue[np.argmax(fits)]),))
         self._after_start()
 
     def _after_start(self) -> None:
@@ -511,10 +494,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             mask[:] = False
             mask[-1] = True  # a finished episode accepts anything; keep one action valid
         else:
-            view = sim.view
-            _kernels.job_mask(
-                mask, view.queue, view.procs, view.free_procs, self._easy, sim.has_future_event()
-            )
+            _kernels.job_mask(mask, sim.view.queue_fits, self._easy, sim.has_future_event())
 
     def action_masks(self) -> np.ndarray:
         """Which actions are valid now (the method sb3-contrib's ``MaskablePPO`` calls)."""
@@ -541,17 +521,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         n = len(self.workload)
         if self.window_jobs == n:
             return s
-        first = n - self.window_jobs  # warm start: the context jobs come first
-        keep = slice(first, n)
-        return dataclasses.replace(
-            s,
-            workload=self.workload.window(None, first),
-            start=s.start[keep],
-            end=s.end[keep],
-            killed=s.killed[keep],
-            first_prediction=s.first_prediction[keep],
-            prediction_changes=[(t, j - first, p) for t, j, p in s.prediction_changes if j >= first],
-        )
+        return s.jobs_slice(n - self.window_jobs)  # warm start: the context jobs come first
 
     def _episode_metrics(self) -> dict[str, Any]:
         """The window's metrics: :func:`~hpcgym.metrics.compute_metrics`, as ``hpcgym simulate`` reports them.

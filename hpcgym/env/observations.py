@@ -187,9 +187,9 @@ class JobWindow(ObservationBuilder):
         _kernels.job_window(
             out,
             view.queue,
+            view.queue_fits,
             view.running,
             view.now,
-            view.free_procs,
             self.procs,
             view.procs,
             view.estimate,
@@ -290,6 +290,7 @@ class SystemSummary(ObservationBuilder):
         _kernels.system(
             out,
             view.queue,
+            view.queue_fits,
             view.running,
             view.now,
             view.free_procs,
