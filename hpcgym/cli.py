@@ -1,4 +1,4 @@
-"""Command line: ``hpcgym simulate | policies | predictors | demo``.
+"""Command line: ``hpcgym simulate | policies | predictors | demo | convert``.
 
 Subcommands are small functions registered in :data:`COMMANDS`; other modules add
 theirs with :func:`command`.
@@ -46,12 +46,21 @@ def command(
 
 
 def add_trace_arguments(p: argparse.ArgumentParser) -> None:
-    """``--trace --procs --jobs --offset --load --default-estimate --partition``, for every trace reader."""
+    """``--trace --workload --procs --jobs --offset --load --default-estimate --partition``, for every
+    trace reader."""
     p.add_argument(
         "--trace",
         type=Path,
         default=None,
         help="SWF file, plain or .gz (default: the bundled slice of SDSC-SP2)",
+    )
+    p.add_argument(
+        "--workload",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a job table instead of an SWF trace: .csv, .csv.gz or .parquet, heterogeneous requests "
+        "(chunks x cores, GPUs, MICs, memory; see docs/WORKLOADS.md)",
     )
     p.add_argument(
         "--procs",
@@ -110,21 +119,49 @@ def load_trace(args: argparse.Namespace) -> Any:
     from hpcgym._compile import announce_compilation
     from hpcgym.workload import default_trace_path, read_swf
 
-    path = args.trace if args.trace is not None else default_trace_path()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TraceWarning)
-        w = read_swf(
-            path,
-            procs=args.procs,
-            default_estimate=getattr(args, "default_estimate", None),
-            partitions=parse_partitions(getattr(args, "partition", None)),
-        )
+    if getattr(args, "workload", None) is not None:
+        w = load_job_table(args)
+    else:
+        path = args.trace if args.trace is not None else default_trace_path()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TraceWarning)
+            w = read_swf(
+                path,
+                procs=args.procs,
+                default_estimate=getattr(args, "default_estimate", None),
+                partitions=parse_partitions(getattr(args, "partition", None)),
+            )
     if args.offset or args.jobs is not None:
         w = w.window(args.jobs, args.offset)
     if args.load != 1.0:
         w = w.scale_load(args.load)
     announce_compilation()
     return w
+
+
+def load_job_table(args: argparse.Namespace) -> Any:
+    """The job table of ``--workload``, read for ``--machine`` if that option is given.
+
+    Raises:
+        InvalidConfigError: ``--workload`` together with ``--trace`` or ``--partition``
+            (which selects partitions of SWF traces).
+    """
+    from hpcgym.jobtable import read_jobs
+
+    if getattr(args, "trace", None) is not None:
+        raise InvalidConfigError(
+            f"--trace {args.trace} and --workload {args.workload}: give one (an SWF trace or a job table)"
+        )
+    if getattr(args, "partition", None) is not None:
+        raise InvalidConfigError(
+            "--partition selects partitions of SWF traces (field 16); it does not apply to --workload"
+        )
+    return read_jobs(
+        args.workload,
+        getattr(args, "machine", None),
+        procs=getattr(args, "procs", None),
+        default_estimate=getattr(args, "default_estimate", None),
+    )
 
 
 EXTRA_RULE_HELP = {
@@ -343,10 +380,110 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+SWF_SUFFIXES = (".swf", ".swf.gz")
+"""File types read and written as SWF, by suffix (job tables: :data:`hpcgym.jobtable.TABLE_SUFFIXES`)."""
+
+
+def _configure_convert(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "source", type=Path, help="SWF trace (.swf, .swf.gz) or job table (.csv, .csv.gz, .parquet)"
+    )
+    p.add_argument(
+        "target",
+        type=Path,
+        help="the file to write: a job table (.csv, .csv.gz, .parquet) or SWF (.swf, .swf.gz; one "
+        "resource only: processors)",
+    )
+    p.add_argument(
+        "--machine",
+        default=None,
+        metavar="NAME|FILE.toml",
+        help="read a job table for this machine: jobs it can never run are dropped and counted, jobs "
+        "without a wall-time get their queue's maximum (default: the file's Machine header, if any)",
+    )
+    p.add_argument(
+        "--procs",
+        type=int,
+        default=None,
+        help="machine size in processors, as for simulate (written as MaxProcs)",
+    )
+    p.add_argument(
+        "--default-estimate",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="wall-time of jobs without one (the load report says the default used otherwise)",
+    )
+    p.add_argument(
+        "--partition",
+        default=None,
+        metavar="N[,M...]",
+        help="SWF source only: keep only jobs of these partitions (field 16)",
+    )
+
+
+def _file_kind(path: Path, what: str) -> str:
+    from hpcgym.jobtable import TABLE_SUFFIXES
+
+    name = path.name.lower()
+    if name.endswith(SWF_SUFFIXES):
+        return "swf"
+    if name.endswith(TABLE_SUFFIXES):
+        return "table"
+    raise InvalidConfigError(
+        f"{what} {path}: unknown file type; use one of {', '.join(SWF_SUFFIXES + TABLE_SUFFIXES)}"
+    )
+
+
+def _convert(args: argparse.Namespace) -> int:
+    """Read ``source`` (its load report on stderr), write ``target``."""
+    from hpcgym.jobtable import read_jobs, to_swf_workload, write_jobs
+    from hpcgym.machine import fit_workload
+    from hpcgym.workload import read_swf, write_swf
+
+    source, target = _file_kind(args.source, "source"), _file_kind(args.target, "target")
+    parent = args.target.parent if str(args.target.parent) else Path(".")
+    if not parent.is_dir():
+        raise InvalidConfigError(f"target {args.target}: no such directory: {parent}")
+    if args.target.resolve() == args.source.resolve():
+        raise InvalidConfigError(f"target {args.target} is the source; write to another file")
+    if source == "swf":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TraceWarning)  # they are in the report
+            w = read_swf(
+                args.source,
+                procs=args.procs,
+                default_estimate=args.default_estimate,
+                partitions=parse_partitions(args.partition),
+            )
+        if args.machine is not None:
+            w = fit_workload(w, args.machine)
+    else:
+        if args.partition is not None:
+            raise InvalidConfigError(
+                "--partition selects partitions of SWF traces (field 16); not of job tables"
+            )
+        w = read_jobs(args.source, args.machine, procs=args.procs, default_estimate=args.default_estimate)
+    if w.report is not None:
+        print(w.report, file=sys.stderr)
+    if target == "swf":
+        w, notes = to_swf_workload(w)
+        for note in notes:
+            print(f"  note: {note}", file=sys.stderr)
+        write_swf(args.target, w)
+    else:
+        write_jobs(w, args.target)
+    print(f"wrote {len(w)} jobs to {args.target}")
+    return 0
+
+
 command("simulate", "replay a trace under one policy and report its metrics")(_configure_simulate)(_simulate)
 command("policies", "list the dispatcher presets and what each combines")(_configure_none)(_policies)
 command("predictors", "list the runtime predictors")(_configure_none)(_predictors)
 command("demo", "FCFS, SJF and EASY with W and R on the bundled trace, one table")(_configure_demo)(_demo)
+command("convert", "convert a workload between SWF and job tables (CSV, Parquet)")(_configure_convert)(
+    _convert
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -331,6 +331,10 @@ class Workload:
         machine: the machine the workload was read for
             (:func:`hpcgym.machine.fit_workload`); ``None`` means
             ``Machine.processors(procs)``, one node of ``procs`` processors.
+        names: name tables of identifier columns read from names (a job table's
+            ``user``, ``group``, ``job_name``, ``queue``, ``partition``): column ->
+            names, so that ``names["queue"][queue[j]]`` is job ``j``'s queue (code -1:
+            none given). A column without a table holds numeric ids as read (SWF).
     """
 
     name: str
@@ -355,6 +359,7 @@ class Workload:
     per_chunk: np.ndarray = None  # type: ignore[assignment]
     resources: tuple[str, ...] = ()
     machine: Machine | None = None
+    names: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     _COLUMNS = (
         "job_id",
