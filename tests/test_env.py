@@ -261,13 +261,16 @@ def test_masked_slots_are_exactly_the_shown_jobs_that_fit() -> None:
     "action", [-1, 10**9, 13, None, "x", 1.5, np.array([1, 2]), np.array([[3]], np.float32)]
 )
 def test_invalid_actions_never_raise_and_are_flagged(action: Any) -> None:
-    env = make()
+    env = make(invalid_penalty=0.5)
     env.reset(seed=0)
-    before = env.unwrapped.decision_count
-    _, _reward, _, _, info = env.step(action)
-    assert info["invalid_action"]
+    u = env.unwrapped
+    before = u.decision_count
+    assert u.sim.has_future_event()  # so the fallback is to advance to the next decision point
+    _, reward, terminated, _, info = env.step(action)
+    assert info["invalid_action"] and not terminated
     assert info["reward_terms"]["invalid"] == 1.0
-    assert env.unwrapped.decision_count == before + 1 or env.unwrapped.sim.done  # fallback: advanced
+    assert reward == pytest.approx(-info["reward_terms"]["bsld"] / 40 - 0.5)
+    assert u.decision_count == before + 1
 
 
 def test_a_job_that_does_not_fit_is_invalid_without_backfill_and_reserved_with_it() -> None:
