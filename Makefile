@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench lint reproduce clean
+.PHONY: demo test long-test bench lint reproduce clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q -n 2 -m "not expensive"
+
+# Property and differential tests with 10x the examples on workloads of hundreds of jobs
+# (the Hypothesis profile "long" of tests/conftest.py); the default profile stays fast.
+long-test: $(STAMP)
+	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q -n 2 -m "not expensive" \
+		tests/test_properties.py tests/test_reference.py tests/test_env_baselines.py tests/test_workload.py
 
 bench: $(STAMP)
 	$(PY) -m pytest -q -m expensive
