@@ -9,7 +9,7 @@ FULL_STAMP := $(VENV)/.installed-all
 # Every optional extra of pyproject.toml (rl, plot, dev, ...), read from the file so a new one is included.
 EXTRAS = $(shell $(PY) -c "import tomllib; print(','.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']))")
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test long-test bench lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,13 @@ demo: $(DEMO_STAMP)
 
 test: $(FULL_STAMP)
 	$(PY) -m pytest -q -n 2 -m "not expensive"
+
+# Property and differential tests with 10x the examples on workloads of hundreds of jobs
+# (the Hypothesis profile "long" of tests/conftest.py); the default profile stays fast.
+long-test: $(FULL_STAMP)
+	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q -n 2 -m "not expensive" \
+		tests/test_properties.py tests/test_reference.py tests/test_env_baselines.py tests/test_workload.py \
+		tests/test_allocator.py tests/test_machine.py
 
 bench: $(FULL_STAMP)
 	$(PY) -m pytest -q -n 2 -m expensive

@@ -2,7 +2,11 @@
 
 Hypothesis runs under the ``ci`` profile unless ``HYPOTHESIS_PROFILE`` names another:
 derandomized and without an example database, so every run tries the same examples
-(``dev`` explores new ones and remembers failures).
+(``dev`` explores new ones and remembers failures). ``long`` (``make long-test``) is
+``ci`` with :data:`LONG_EXAMPLES` times the examples of each test and random workloads
+of up to :data:`WORKLOAD_MAX_JOBS` jobs (hundreds, against 14) on up to
+:data:`WORKLOAD_MAX_PROCS` processors: tests give their example counts through
+:func:`examples`, since a count fixed in ``@settings`` overrides any profile.
 """
 
 from __future__ import annotations
@@ -27,7 +31,25 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", deadline=None, max_examples=200)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+settings.register_profile("long", settings.get_profile("ci"), max_examples=1000)
+PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
+settings.load_profile(PROFILE)
+
+LONG = PROFILE == "long"
+"""Whether the ``long`` profile runs: many more and much larger examples."""
+LONG_EXAMPLES = 10
+"""How many times more examples each test tries under the ``long`` profile."""
+WORKLOAD_MAX_JOBS = 300 if LONG else 14
+"""The largest random workload (jobs) of :func:`random_workloads` by default."""
+WORKLOAD_MAX_PROCS = 64 if LONG else 12
+"""The largest random machine (processors) of :func:`random_workloads` by default."""
+
+
+def examples(n: int) -> int:
+    """A test's number of Hypothesis examples: ``n``, or :data:`LONG_EXAMPLES` times more
+    under the ``long`` profile."""
+    return n * LONG_EXAMPLES if LONG else n
+
 
 TRACES_DIR = Path(__file__).resolve().parents[2] / "shared" / "traces"
 """Where the development copies of the Parallel Workloads Archive traces live, if present."""
@@ -53,15 +75,19 @@ def build_workload(
 @st.composite
 def random_workloads(
     draw: st.DrawFn,
-    max_jobs: int = 14,
-    max_procs: int = 12,
+    max_jobs: int | None = None,
+    max_procs: int | None = None,
     fractional: bool = True,
 ) -> Workload:
-    """Small random workloads that provoke ties: jobs arriving, ending and fitting at one instant.
+    """Random workloads that provoke ties: jobs arriving, ending and fitting at one instant.
 
     Times are mostly whole seconds (so events coincide), runtimes may be 0, estimates
-    may be shorter or longer than the runtime, users repeat.
+    may be shorter or longer than the runtime, users repeat. Sizes default to
+    :data:`WORKLOAD_MAX_JOBS` and :data:`WORKLOAD_MAX_PROCS` (small, larger under the
+    ``long`` profile).
     """
+    max_jobs = WORKLOAD_MAX_JOBS if max_jobs is None else max_jobs
+    max_procs = WORKLOAD_MAX_PROCS if max_procs is None else max_procs
     procs = draw(st.integers(1, max_procs))
     n = draw(st.integers(1, max_jobs))
     t = float(draw(st.integers(0, 5)))

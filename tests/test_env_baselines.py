@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -75,7 +76,7 @@ def test_kill_at_estimate_and_other_predictors_through_the_env(trace: Workload, 
     assert_same_schedule(run_via_env(w, policy, "real", kill_at_estimate=True), ref)
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(data=st.data())
 def test_random_workloads_through_the_env(data: st.DataObject, workload_strategy: Any) -> None:
     w = data.draw(workload_strategy())

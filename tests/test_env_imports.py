@@ -38,3 +38,11 @@ def test_registration_survives_probing_for_gymnasium_first() -> None:
 def test_registration_when_gymnasium_was_imported_first() -> None:
     loaded_after("import gymnasium, hpcgym; gymnasium.make('hpcgym/Dispatch-v0')")
     loaded_after("import gymnasium; gymnasium.make('hpcgym:hpcgym/DispatchBackfill-v0')")
+
+
+def test_rgb_rendering_needs_no_plotting_package() -> None:
+    mods = loaded_after(
+        "import gymnasium, hpcgym; env = gymnasium.make('hpcgym/Dispatch-v0', render_mode='rgb_array'); "
+        "env.reset(seed=0); assert env.render().shape == (176, 256, 3)"
+    )
+    assert not mods & {"matplotlib", "pygame", "PIL", "cv2"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -75,7 +76,7 @@ def check_schedule(w: Workload, s: Schedule, kill: bool) -> None:
 
 
 @pytest.mark.parametrize(("policy", "predictor"), COMBINATIONS)
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(data=st.data(), kill=st.booleans())
 def test_schedule_is_feasible_and_complete(workload_strategy, policy, predictor, data, kill):
     w = data.draw(workload_strategy())
@@ -86,7 +87,7 @@ def test_schedule_is_feasible_and_complete(workload_strategy, policy, predictor,
 
 
 @pytest.mark.parametrize(("policy", "predictor"), COMBINATIONS)
-@settings(max_examples=15)
+@settings(max_examples=examples(15))
 @given(data=st.data())
 def test_same_input_gives_the_same_schedule(workload_strategy, policy, predictor, data):
     w = data.draw(workload_strategy())
@@ -106,20 +107,69 @@ def _instants(w: Workload, s: Schedule) -> np.ndarray:
     return np.unique(np.concatenate([w.submit, s.start, s.end]))
 
 
+class Recording:
+    """A dispatcher proxy that keeps what it saw and decided at every call."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.calls: list[dict[str, object]] = []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def __call__(self, view):
+        seen = {
+            "now": view.now,
+            "free": view.free_procs,
+            "queue": view.queue.copy(),
+            "running": view.running.copy(),
+            "prediction": view.prediction.copy(),
+            "start": view.start.copy(),
+        }
+        jobs = self.inner(view)
+        self.calls.append({**seen, "started": [int(j) for j in jobs]})
+        return jobs
+
+
+def reservation_order(call: dict, shortest: bool) -> list[int]:
+    """The waiting jobs in the order they claim the reservation: arrival, or shortest predicted
+    first (ties in arrival order)."""
+    queue = [int(j) for j in call["queue"]]
+    if not shortest:
+        return queue
+    pred = call["prediction"]
+    return sorted(queue, key=lambda j: (pred[j], queue.index(j)))
+
+
+def fit_time(now: float, free: int, jobs: list[int], end: dict[int, float], procs, need: int) -> float:
+    """The earliest time >= now at which ``need`` processors are predicted free, when ``jobs``
+    hold their processors until ``end`` (an end already passed counts as now)."""
+    for t in sorted({now, *(max(end[j], now) for j in jobs)}):
+        if free + sum(int(procs[j]) for j in jobs if max(end[j], now) <= t) >= need:
+            return t
+    raise AssertionError("the job never fits")  # pragma: no cover - it fits the empty machine
+
+
 @pytest.mark.parametrize(("policy", "predictor"), COMBINATIONS)
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(data=st.data(), kill=st.booleans())
 def test_policy_specific_invariants(workload_strategy, policy, predictor, data, kill):
     """FCFS keeps arrival order; list schedulers leave nothing that fits waiting; FCFS and
-    EASY (arrival reservation order) never leave the oldest waiting job able to start."""
+    EASY (arrival reservation order) never leave the oldest waiting job able to start; SJF
+    (reservation for the shortest) never leaves the shortest predicted waiting job able to
+    start."""
     dispatcher = make_policy(policy)
     fcfs = isinstance(dispatcher, FCFS)
     greedy = isinstance(dispatcher, ListScheduler)
-    head_first = fcfs or (isinstance(dispatcher, EasyBackfilling) and not dispatcher.reserve_shortest)
-    if not (fcfs or greedy or head_first):
-        return  # nothing specific to check for this preset
+    easy = isinstance(dispatcher, EasyBackfilling)
+    head_first = fcfs or (easy and not dispatcher.reserve_shortest)
+    shortest_first = easy and dispatcher.reserve_shortest
+    assert fcfs or greedy or head_first or shortest_first, f"no invariant checks preset {policy!r}"
     w = data.draw(workload_strategy())
-    s, _ = run(w, policy, predictor, kill)
+    recording = Recording(dispatcher)
+    sim = Simulator(w, predictor=preset_predictor(policy, predictor), kill_at_estimate=kill)
+    s = sim.run(recording)
+    check_schedule(w, s, kill)
     if fcfs:
         assert (np.diff(s.start) >= 0).all(), "FCFS started a job before an older one"
     for t in _instants(w, s):
@@ -130,11 +180,61 @@ def test_policy_specific_invariants(workload_strategy, policy, predictor, data, 
             assert (w.procs_req[waiting] > free).all(), f"t={t:g}: a waiting job fits {free} free procs"
         if head_first:
             assert w.procs_req[waiting[0]] > free, f"t={t:g}: the oldest waiting job fits but waits"
+    if shortest_first:  # by the predictions of the moment, which only the dispatcher saw
+        assert recording.calls
+        for call in recording.calls:
+            left = [j for j in reservation_order(call, True) if j not in call["started"]]
+            free = call["free"] - sum(int(w.procs_req[j]) for j in call["started"])
+            if left:
+                t = call["now"]
+                assert w.procs_req[left[0]] > free, f"t={t:g}: the shortest waiting job fits but waits"
+
+
+EASY_COMBINATIONS = [(p, q) for p, q in COMBINATIONS if isinstance(make_policy(p), EasyBackfilling)]
+
+
+@pytest.mark.parametrize(("policy", "predictor"), EASY_COMBINATIONS)
+@settings(max_examples=examples(25))
+@given(data=st.data(), kill=st.booleans())
+def test_backfilling_never_delays_the_reserved_job(workload_strategy, policy, predictor, data, kill):
+    """EASY's guarantee, for every reservation order (arrival for EASY, shortest first for
+    SJF): at each decision, the jobs started in reservation order are exactly those that
+    fit in turn, and the jobs backfilled around the first one left waiting (the reserved
+    job) do not move the earliest time it is predicted to fit."""
+    dispatcher = make_policy(policy)
+    recording = Recording(dispatcher)
+    w = data.draw(workload_strategy())
+    sim = Simulator(w, predictor=preset_predictor(policy, predictor), kill_at_estimate=kill)
+    check_schedule(w, sim.run(recording), kill)
+    procs = w.procs_req
+    factor = dispatcher.doubling
+    for call in recording.calls:
+        now, free, started = call["now"], call["free"], call["started"]
+        pred, start = call["prediction"], call["start"]
+        order = reservation_order(call, dispatcher.reserve_shortest)
+        prefix: list[int] = []
+        for j in order:  # the jobs that fit in reservation order start first
+            if procs[j] > free - sum(int(procs[i]) for i in prefix):
+                break
+            prefix.append(j)
+        assert sorted(started[: len(prefix)]) == sorted(prefix), f"t={now:g}: {started} vs {prefix}"
+        if len(prefix) == len(order):
+            continue
+        head = order[len(prefix)]
+        assert head not in started
+        end = {int(j): start[j] + factor * pred[j] for j in call["running"]}
+        end.update({j: now + factor * pred[j] for j in started})
+        running = [int(j) for j in call["running"]]
+        free_prefix = free - sum(int(procs[j]) for j in prefix)
+        free_all = free - sum(int(procs[j]) for j in started)
+        before = fit_time(now, free_prefix, running + prefix, end, procs, int(procs[head]))
+        after = fit_time(now, free_all, running + started, end, procs, int(procs[head]))
+        assert after == before, f"t={now:g}: backfilling {started[len(prefix) :]} delayed job {head}"
 
 
 @pytest.mark.parametrize("extra", ["classic", "all"])
 @pytest.mark.parametrize("sjbf", [False, True], ids=["easy", "easy-sjbf"])
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(data=st.data(), kill=st.booleans())
 def test_easy_with_real_runtimes_keeps_every_reservation(workload_strategy, sjbf, extra, data, kill):
     w = data.draw(workload_strategy())
@@ -156,3 +256,26 @@ def test_reservation_property_is_not_vacuous(make_workload):
     s = Simulator(w, predictor=Oracle()).run(easy)
     np.testing.assert_array_equal(s.extras["first_reservation"][:3], [np.nan, 10, 15])
     np.testing.assert_array_equal(s.start, [0, 10, 15, 2])
+
+
+def test_sjf_invariants_are_not_vacuous(make_workload):
+    # 4 processors; job 0 (3 procs, 10 s) runs. At t=1 wait: job 1 (4 procs, estimate 50), job 2
+    # (2 procs, estimate 20) and job 3 (1 proc, estimate 30). SJF reserves for job 2, the
+    # shortest, at t=10 (when job 0 ends), with 2 extra processors. Job 3 fits the free processor
+    # but ends after t=10: it may start only on an extra processor, and does, which leaves job 2's
+    # reservation where it was. Job 1 starts when jobs 2 and 3 have ended.
+    w = make_workload([(0, 10, 3, 10), (1, 50, 4, 50), (1, 20, 2, 20), (1, 30, 1, 30)], 4)
+    recording = Recording(make_policy("sjf"))
+    s = Simulator(w, predictor=preset_predictor("sjf")).run(recording)
+    np.testing.assert_array_equal(s.start, [0, 31, 10, 1])
+    call = next(c for c in recording.calls if c["now"] == 1)
+    assert reservation_order(call, True) == [2, 3, 1]  # shortest predicted first
+    assert reservation_order(call, False) == [1, 2, 3]
+    assert call["started"] == [3]
+    procs = w.procs_req
+    end = {0: 10.0, 3: 31.0}
+    assert fit_time(1.0, 0, [0, 3], end, procs, 2) == fit_time(1.0, 1, [0], end, procs, 2) == 10.0
+    # had the reserved job needed all 4 processors (no extra ones), starting job 3 would have
+    # delayed it from t=10 to t=31: the check can fail
+    assert fit_time(1.0, 0, [0, 3], end, procs, 4) == 31.0
+    assert fit_time(1.0, 1, [0], end, procs, 4) == 10.0

@@ -14,6 +14,13 @@ Registered ids (``import hpcgym`` registers them):
 | ``hpcgym/Dispatch-v0`` | ``job``: start one of K waiting jobs or advance |
 | ``hpcgym/DispatchBackfill-v0`` | ``job`` with ``backfill="easy"`` |
 | ``hpcgym/DispatchPolicy-v0`` | ``policy``: pick the reference dispatcher of this decision |
+
+Render modes: ``"ansi"`` (a status line) and ``"rgb_array"`` (a picture of the machine and
+the queue, :mod:`hpcgym.env.rendering`), so stable-baselines3's ``make_vec_env`` works
+as is. Its ``SubprocVecEnv`` starts fresh interpreters, which know the ids only if they
+import hpcgym: a script that imports hpcgym at the top is re-imported in each one; from a
+notebook or a test, write the id with Gymnasium's module prefix,
+``make_vec_env("hpcgym:hpcgym/Dispatch-v0", vec_env_cls=SubprocVecEnv)``.
 """
 
 from __future__ import annotations
@@ -29,10 +36,12 @@ from hpcgym.env.config import (
 )
 from hpcgym.env.dispatch import DispatchEnv
 from hpcgym.env.observations import ObservationBuilder, observation_names, register_observation
+from hpcgym.env.rendering import FRAME_SHAPE
 from hpcgym.env.rewards import RewardTerm, register_reward, reward_names
 from hpcgym.env.wrappers import FlattenDispatchObservation
 
 __all__ = [
+    "FRAME_SHAPE",
     "ActionConfig",
     "DispatchConfig",
     "DispatchEnv",

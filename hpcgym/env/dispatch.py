@@ -15,6 +15,7 @@ from hpcgym.baselines import EasyBackfilling, make_policy, preset_predictor, res
 from hpcgym.env import _kernels
 from hpcgym.env.config import DispatchConfig, EpisodeConfig, make_config
 from hpcgym.env.observations import EpisodeJobs, ObservationBuilder, make_observation
+from hpcgym.env.rendering import render_frame
 from hpcgym.env.rewards import Outcome, make_reward
 from hpcgym.errors import InvalidConfigError, InvalidDecisionError
 from hpcgym.metrics import compute_metrics
@@ -163,8 +164,8 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     :class:`~hpcgym.env.config.ActionConfig` (``mode``, ``backfill``, ``policies``,
     ``every_event``) and :class:`~hpcgym.env.config.RewardConfig` (``reward``,
     ``reward_scale``, ``invalid_penalty``, ``include_all``); or ``config=`` a whole
-    :class:`~hpcgym.env.config.DispatchConfig`. An unknown name raises
-    :class:`~hpcgym.errors.InvalidConfigError`.
+    :class:`~hpcgym.env.config.DispatchConfig`; and ``render_mode`` (see Rendering). An
+    unknown name raises :class:`~hpcgym.errors.InvalidConfigError`.
 
     >>> import gymnasium as gym
     >>> import hpcgym
@@ -177,19 +178,42 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     >>> info["invalid_action"]
     False
 
+    ## Rendering
+
+    ``render_mode="ansi"``: :meth:`render` returns a one-line status (time, decisions,
+    queue length, running jobs, free processors, jobs ended). ``render_mode="rgb_array"``
+    (what stable-baselines3's ``make_vec_env`` asks for by default): a ``uint8`` picture
+    of shape (176, 256, 3), drawn with numpy alone: a bar of the machine's processors
+    (free ones white, then the running jobs coloured by remaining predicted time, red
+    past their prediction), one row per waiting job of the first 16 action slots (bar
+    length = processors on the machine's scale, colour = predicted run time, a green
+    square when it fits now) and gauges of the queue length and the jobs ended (see
+    :mod:`hpcgym.env.rendering`). ``gymnasium.make`` turns ``"human"`` into
+    ``"rgb_array"`` shown by its ``HumanRendering`` wrapper (needs pygame) and
+    ``"ansi_list"`` or ``"rgb_array_list"`` into its ``RenderCollection`` wrapper; any
+    other mode raises :class:`~hpcgym.errors.InvalidConfigError`.
+
     ## Version History
 
-    * v0: initial version.
+    * v0: initial version. The ``rgb_array`` render mode was added later without a new
+      version: as with Gymnasium's own ``render_mode`` API change, rendering does not
+      touch dynamics, observations, rewards or episode ends, so results obtained with
+      earlier v0 releases stay comparable.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - Gymnasium's convention
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 - Gymnasium's convention
 
     def __init__(
         self, config: DispatchConfig | None = None, *, render_mode: str | None = None, **kwargs: Any
     ) -> None:
         self.config = cfg = make_config(config, **kwargs)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise InvalidConfigError(f"render_mode: must be 'ansi' or None, got {render_mode!r}")
+        modes = self.metadata["render_modes"]
+        if render_mode is not None and render_mode not in modes:
+            raise InvalidConfigError(
+                f"render_mode: must be None or one of {', '.join(map(repr, modes))}, got {render_mode!r} "
+                "(gymnasium.make also accepts 'human', drawn from 'rgb_array' by its HumanRendering "
+                "wrapper, and '<mode>_list' for each mode)"
+            )
         self.render_mode = render_mode
         ep, oc, ac = cfg.episode, cfg.observation, cfg.action
         self.trace = trace = load_trace(ep)
@@ -542,15 +566,44 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             raise gym.error.ResetNeeded("call reset() first")
         return self.sim.view
 
-    def render(self) -> str | None:  # type: ignore[override]
-        """A one-line status (``render_mode="ansi"``)."""
-        if self.render_mode != "ansi" or self.sim is None:
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
+        """The current state in the environment's ``render_mode``.
+
+        ``"ansi"``: a one-line status. ``"rgb_array"``: a ``uint8`` picture of shape
+        :data:`~hpcgym.env.rendering.FRAME_SHAPE` of the machine's processors and the
+        first waiting jobs (see :mod:`hpcgym.env.rendering`). Without a render mode it
+        warns and returns None, as Gymnasium's environments do; before :meth:`reset`
+        it returns None.
+        """
+        if self.render_mode is None:
+            gym.logger.warn(
+                "render() was called without a render_mode; pass one at creation, e.g. "
+                f"gymnasium.make({self.spec.id if self.spec else 'hpcgym/Dispatch-v0'!r}, "
+                "render_mode='rgb_array')"
+            )
+            return None
+        if self.sim is None:
             return None
         v = self.sim.view
-        return (
-            f"t={v.now:.0f}s decision={self.decision_count} queue={v.queue_length} "
-            f"running={len(v.running)} free={v.free_procs}/{self.trace.procs} "
-            f"done={self.sim.n_done}/{len(self.workload)}"
+        if self.render_mode == "ansi":
+            return (
+                f"t={v.now:.0f}s decision={self.decision_count} queue={v.queue_length} "
+                f"running={len(v.running)} free={v.free_procs}/{self.trace.procs} "
+                f"done={self.sim.n_done}/{len(self.workload)}"
+            )
+        n = len(self.workload)
+        return render_frame(
+            now=v.now,
+            machine_procs=self.trace.procs,
+            free_procs=v.free_procs,
+            running=v.running,
+            queue=v.queue,
+            procs=v.procs,
+            start=v.start,
+            prediction=v.prediction,
+            max_time_s=self.config.observation.max_time_s,
+            done_fraction=self.sim.n_done / n,
+            queue_fraction=v.queue_length / n,
         )
 
 
