@@ -1,4 +1,4 @@
-"""Command line: ``hpcgym simulate | policies | predictors | demo | convert``.
+"""Command line: ``hpcgym simulate | policies | predictors | machines | demo | convert``.
 
 Subcommands are small functions registered in :data:`COMMANDS`; other modules add
 theirs with :func:`command`.
@@ -46,8 +46,8 @@ def command(
 
 
 def add_trace_arguments(p: argparse.ArgumentParser) -> None:
-    """``--trace --workload --procs --jobs --offset --load --default-estimate --partition``, for every
-    trace reader."""
+    """``--trace --workload --procs --machine --node-size --jobs --offset --load --default-estimate
+    --partition``, for every trace reader."""
     p.add_argument(
         "--trace",
         type=Path,
@@ -68,6 +68,21 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="machine size in processors (default: the papers' size for a known trace, else the "
         "header's MaxProcs or MaxNodes, else the largest job, with a warning)",
+    )
+    p.add_argument(
+        "--machine",
+        default=None,
+        metavar="NAME|FILE.toml",
+        help="the machine: a preset (see `hpcgym machines`) or a TOML file; jobs it can never run are "
+        "dropped and counted (default: one node of --procs processors, or a job table's Machine header)",
+    )
+    p.add_argument(
+        "--node-size",
+        type=int,
+        default=None,
+        metavar="K",
+        help="an SWF trace's processors as nodes of K used exclusively: a job of p processors takes "
+        "ceil(p/K) whole nodes (K must divide the machine size)",
     )
     p.add_argument("--jobs", type=int, default=None, help="simulate only this many jobs")
     p.add_argument("--offset", type=int, default=0, help="skip this many jobs first")
@@ -131,11 +146,30 @@ def load_trace(args: argparse.Namespace) -> Any:
                 default_estimate=getattr(args, "default_estimate", None),
                 partitions=parse_partitions(getattr(args, "partition", None)),
             )
+        w = _for_machine(w, args)
     if args.offset or args.jobs is not None:
         w = w.window(args.jobs, args.offset)
     if args.load != 1.0:
         w = w.scale_load(args.load)
     announce_compilation()
+    return w
+
+
+def _for_machine(w: Any, args: argparse.Namespace) -> Any:
+    """An SWF workload read for ``--machine`` or ``--node-size`` (unplaceable jobs dropped, counted)."""
+    from hpcgym.machine import Machine, fit_workload
+
+    machine = getattr(args, "machine", None)
+    node_size = getattr(args, "node_size", None)
+    if node_size is not None:
+        if machine is not None:
+            raise InvalidConfigError(
+                f"--node-size {node_size} splits an SWF trace's processors into nodes; a --machine "
+                "describes its nodes itself: give one of them"
+            )
+        return fit_workload(w, Machine.processors(w.procs, node_size=node_size))
+    if machine is not None:
+        return fit_workload(w, machine)
     return w
 
 
@@ -155,6 +189,11 @@ def load_job_table(args: argparse.Namespace) -> Any:
     if getattr(args, "partition", None) is not None:
         raise InvalidConfigError(
             "--partition selects partitions of SWF traces (field 16); it does not apply to --workload"
+        )
+    if getattr(args, "node_size", None) is not None:
+        raise InvalidConfigError(
+            "--node-size splits an SWF trace's processors into nodes; a job table's machine is its "
+            "Machine header or --machine"
         )
     return read_jobs(
         args.workload,
@@ -246,7 +285,8 @@ def _simulate(args: argparse.Namespace) -> int:
 
 SCHEDULE_SUFFIXES = (".csv", ".json", ".swf", ".swf.gz")
 """File types ``--schedule-out`` writes, by suffix."""
-SCHEDULE_COLUMNS = ("job_id", "submit", "start", "end", "procs", "estimate", "wait")
+SCHEDULE_COLUMNS = ("job_id", "submit", "start", "end", "procs", "estimate", "wait", "nodes")
+"""Columns of a schedule file; ``nodes`` is the node of each chunk, ``;``-separated in CSV."""
 
 
 def check_schedule_path(path: Path) -> None:
@@ -261,7 +301,14 @@ def check_schedule_path(path: Path) -> None:
 
 
 def write_schedule(path: Path, schedule: Any) -> None:
-    """Per-job results as CSV, JSON records (``job_id, submit, start, end, procs, estimate, wait``) or SWF."""
+    """Per-job results as CSV, JSON records (:data:`SCHEDULE_COLUMNS`) or SWF.
+
+    ``nodes`` lists the node of each of the job's chunks (``0;0;3`` in CSV, a list in
+    JSON; SWF has no place for it): on the one-node machine of an SWF trace every job
+    runs on node 0.
+    """
+    import io
+
     import numpy as np
 
     from hpcgym.workload import write_swf
@@ -273,25 +320,35 @@ def write_schedule(path: Path, schedule: Any) -> None:
         write_swf(path, w, start=schedule.start)
         return
     columns = [w.job_id, w.submit, schedule.start, schedule.end, w.procs_req, w.estimate, schedule.wait]
+    ptr = np.asarray(schedule.placement_ptr)
+    flat = np.asarray(schedule.placement_nodes).tolist()
+    if len(ptr) == len(w) + 1:
+        bounds = ptr.tolist()
+        nodes = [flat[bounds[j] : bounds[j + 1]] for j in range(len(w))]
+    else:  # a schedule made without placements
+        nodes = [[] for _ in range(len(w))]
     if name.endswith(".json"):
         whole = {"job_id", "procs"}
         records = [
             {
-                key: int(value) if key in whole else float(value)
-                for key, value in zip(SCHEDULE_COLUMNS, row, strict=True)
+                **{
+                    key: int(value) if key in whole else float(value)
+                    for key, value in zip(SCHEDULE_COLUMNS, row, strict=False)
+                },
+                "nodes": placed,
             }
-            for row in zip(*(np.asarray(c).tolist() for c in columns), strict=True)
+            for row, placed in zip(
+                zip(*(np.asarray(c).tolist() for c in columns), strict=True), nodes, strict=True
+            )
         ]
         path.write_text(to_json(records) + "\n")
         return
-    np.savetxt(
-        path,
-        np.column_stack(columns),
-        fmt="%.17g",
-        delimiter=",",
-        header=",".join(SCHEDULE_COLUMNS),
-        comments="",
-    )
+    numbers = io.StringIO()
+    np.savetxt(numbers, np.column_stack(columns), fmt="%.17g", delimiter=",")
+    lines = numbers.getvalue().splitlines()
+    text = [",".join(SCHEDULE_COLUMNS)]
+    text += [f"{line},{';'.join(map(str, placed))}" for line, placed in zip(lines, nodes, strict=True)]
+    path.write_text("\n".join(text) + "\n")
 
 
 def _configure_none(p: argparse.ArgumentParser) -> None:
@@ -336,6 +393,18 @@ def _policies(args: argparse.Namespace) -> int:
     print("\nextra processors (EASY-family presets; `simulate` and `compare` take --extra classic|all):")
     for rule, text in EXTRA_RULE_HELP.items():
         print(textwrap.fill(text, 100, initial_indent=f"  {rule:<9}", subsequent_indent=" " * 11))
+    return 0
+
+
+def _machines(args: argparse.Namespace) -> int:
+    from hpcgym.machine import MACHINES, make_machine
+
+    if args.json:
+        print(json.dumps({n: make_machine(n).to_dict() for n in MACHINES}))
+        return 0
+    for name in MACHINES:
+        print(make_machine(name).describe())
+    print("\nor a TOML file of the same form (`hpcgym simulate --machine my-machine.toml`)")
     return 0
 
 
@@ -480,6 +549,9 @@ def _convert(args: argparse.Namespace) -> int:
 command("simulate", "replay a trace under one policy and report its metrics")(_configure_simulate)(_simulate)
 command("policies", "list the dispatcher presets and what each combines")(_configure_none)(_policies)
 command("predictors", "list the runtime predictors")(_configure_none)(_predictors)
+command("machines", "list the machine presets: nodes, resources, groups and queues")(_configure_none)(
+    _machines
+)
 command("demo", "FCFS, SJF and EASY with W and R on the bundled trace, one table")(_configure_demo)(_demo)
 command("convert", "convert a workload between SWF and job tables (CSV, Parquet)")(_configure_convert)(
     _convert

@@ -39,6 +39,7 @@ import numpy as np
 
 from hpcgym.allocator import POLICIES, Nodes, best_fit_weights, fits
 from hpcgym.errors import InvalidConfigError, UnknownNameError
+from hpcgym.registry import Registry
 
 if TYPE_CHECKING:
     from hpcgym.workload import Workload
@@ -206,9 +207,7 @@ class Machine:
     def describe(self) -> str:
         """A few lines: node types, groups and queues."""
         rows, counts = np.unique(self.capacity, axis=0, return_counts=True)
-        lines = [
-            f"{self.name}: {self.n_nodes} nodes" + (f" - {self.description}" if self.description else "")
-        ]
+        lines = [f"{self.name}: {self.description or f'{self.n_nodes} nodes'}"]
         for row, count in zip(rows, counts, strict=True):
             amounts = ", ".join(f"{r}={int(a)}" for r, a in zip(self.resources, row, strict=True) if a)
             lines.append(f"  {int(count)} x ({amounts})")
@@ -450,12 +449,16 @@ def _unknown_keys(d: Mapping[str, Any], known: set[str], where: str) -> None:
 
 
 # ---------------------------------------------------------------- presets
+MACHINES: Registry[Machine] = Registry("machine", usage="(or the path of a .toml file)")
+"""Machine presets by name: the files of ``hpcgym/data/machines`` and any registered later."""
+
+
 @dataclass(frozen=True)
 class MachineSpec:
     """A named machine preset.
 
     Attributes:
-        name: the name :func:`make_machine` accepts (lower case).
+        name: the name :func:`make_machine` accepts (matched case-insensitively).
         factory: builds the machine.
         description: one line for ``hpcgym machines``.
     """
@@ -465,17 +468,14 @@ class MachineSpec:
     description: str
 
 
-_MACHINES: dict[str, MachineSpec] = {}
-
-
-def register_machine(spec: MachineSpec) -> None:
-    """Make a preset available by name."""
-    _MACHINES[spec.name.lower()] = spec
+def register_machine(spec: MachineSpec, *, replace: bool = False) -> None:
+    """Make a preset available by name (in :data:`MACHINES`)."""
+    MACHINES.register(spec.name, spec.factory, description=spec.description, replace=replace)
 
 
 def machine_specs() -> dict[str, MachineSpec]:
     """Every registered preset by name."""
-    return dict(_MACHINES)
+    return {name: MachineSpec(name, e.factory, e.description) for name, e in MACHINES.items()}
 
 
 def make_machine(spec: str | os.PathLike[str] | Machine) -> Machine:
@@ -488,16 +488,15 @@ def make_machine(spec: str | os.PathLike[str] | Machine) -> Machine:
     if isinstance(spec, Machine):
         return spec
     key = os.fspath(spec)
-    if key.lower() in _MACHINES:
-        return _MACHINES[key.lower()].factory()
+    if key in MACHINES:
+        return MACHINES.make(key)
     p = Path(key)
     if p.suffix.lower() in (".toml", ".yaml", ".yml") or p.exists():
         if not p.exists():
             raise FileNotFoundError(f"machine file {key!r} does not exist")
         return Machine.from_file(p)
-    raise UnknownNameError(
-        f"unknown machine {key!r}; presets: {', '.join(_MACHINES)} (or the path of a .toml file)"
-    )
+    MACHINES.resolve(key)  # raises the unknown-name error, with the presets and a hint
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _preset_description(path: Path) -> str:
@@ -683,20 +682,29 @@ def fit_workload(workload: Workload, machine: Machine | str | os.PathLike[str]) 
     As for jobs larger than the machine in :func:`~hpcgym.workload.read_swf`, nothing is
     dropped silently: the load report counts the drops by reason. The returned
     workload's ``machine`` is ``machine``, so a :class:`~hpcgym.sim.Simulator` built on
-    it runs on that machine.
+    it runs on that machine, and its ``procs`` (the size the processor utilization
+    divides by) is the machine's total of ``procs`` or ``cores`` if it has either.
     """
     from hpcgym.workload import DROP_NO_RESOURCE, DROP_TOO_LARGE
 
     m = make_machine(machine)
     _, _, reason = align_requests(m, workload.resources, workload.chunks, workload.per_chunk)
     keep = reason == 0
+    procs = workload.procs
+    for name in ("procs", "cores"):
+        if name in m.resources:
+            procs = int(m.total[m.resources.index(name)])
+            break
     report = workload.report
     if report is not None:
         dropped = dict(report.dropped)
         for key, sel in ((DROP_NO_RESOURCE, reason == 1), (DROP_TOO_LARGE, reason >= 2)):
             if sel.any():
                 dropped[key] = dropped.get(key, 0) + int(sel.sum())
-        report = dataclasses.replace(report, dropped=dropped, jobs_kept=int(keep.sum()))
+        changes: dict[str, Any] = {"dropped": dropped, "jobs_kept": int(keep.sum())}
+        if procs != report.procs:
+            changes.update(procs=procs, procs_source=f"machine {m.name!r}")
+        report = dataclasses.replace(report, **changes)
     if keep.all():
-        return dataclasses.replace(workload, machine=m, report=report)
-    return workload._take(np.flatnonzero(keep), machine=m, report=report)
+        return dataclasses.replace(workload, machine=m, report=report, procs=procs)
+    return workload._take(np.flatnonzero(keep), machine=m, report=report, procs=procs)

@@ -13,7 +13,10 @@ Definitions (design card):
   averaged over different jobs: side-by-side tables (``hpcgym compare``) average every
   policy over one common set instead (:func:`common_measured_jobs`);
 * utilization = busy processor-seconds / (processors x makespan), makespan = last end -
-  first submit;
+  first submit (processors as requested; the workload's machine size);
+* utilization per resource type and per node group (:func:`resource_utilization`) =
+  the resource-seconds jobs' placements held / (capacity x makespan), over the whole
+  machine or a group's nodes (on an exclusive machine a job holds its nodes whole);
 * queue length: number of waiting jobs over time, time-weighted over the makespan;
 * job classes (Galleguillos et al.): short < 1 h, medium 1-12 h, long > 12 h.
 
@@ -267,6 +270,60 @@ def job_metrics(wait: np.ndarray, runtime: np.ndarray, tau: float = TAU) -> dict
     }
 
 
+def resource_utilization(schedule: Schedule, makespan: float | None = None) -> dict[str, Any]:
+    """Utilization per resource type and per node group, from the schedule's placements.
+
+    Each chunk of a job holds its per-chunk request on its node (on an exclusive
+    machine, the whole node) from the job's start to its end; utilization is the
+    resource-seconds held over capacity x makespan (last end - first submit), for the
+    whole machine and for each node group. Types a group has none of are left out.
+
+    Returns:
+        ``{"by_resource": {type: share}, "by_group": {group: {type: share}}}``; empty
+        dicts for a schedule without a machine or placements.
+
+    >>> from hpcgym.baselines import make_policy
+    >>> from hpcgym.sim import Simulator
+    >>> from hpcgym.workload import Workload
+    >>> w = Workload.from_columns([0, 0], [10, 10], [2, 2], [10, 10], procs=4)
+    >>> resource_utilization(Simulator(w).run(make_policy("fcfs")))
+    {'by_resource': {'procs': 1.0}, 'by_group': {}}
+    """
+    from hpcgym.machine import align_requests
+
+    m = schedule.machine
+    w = schedule.workload
+    ptr = np.asarray(schedule.placement_ptr)
+    empty: dict[str, Any] = {"by_resource": {}, "by_group": {}}
+    if m is None or len(ptr) != len(w) + 1 or len(w) == 0:
+        return empty
+    if makespan is None:
+        makespan = float(schedule.end.max() - w.submit.min())
+    nodes = np.asarray(schedule.placement_nodes)
+    job = np.repeat(np.arange(len(w)), np.diff(ptr))
+    held = (schedule.end - schedule.start)[job]
+    ran = (nodes >= 0) & np.isfinite(held)
+    job, nodes, held = job[ran], nodes[ran], held[ran]
+    if m.exclusive:
+        amount = m.capacity[nodes]
+    else:
+        _, per_chunk, _ = align_requests(m, w.resources, w.chunks, w.per_chunk)
+        amount = per_chunk[job]
+    busy = np.zeros(m.capacity.shape, dtype=np.float64)
+    np.add.at(busy, nodes, amount * held[:, None])
+
+    def shares(rows: Any) -> dict[str, float]:
+        cap = m.capacity[rows].sum(axis=0).astype(np.float64)
+        use = busy[rows].sum(axis=0)
+        return {
+            r: float(use[i] / (cap[i] * makespan)) if makespan > 0 else 0.0
+            for i, r in enumerate(m.resources)
+            if cap[i] > 0
+        }
+
+    return {"by_resource": shares(slice(None)), "by_group": {g: shares(n) for g, n in m.groups.items()}}
+
+
 def compute_metrics(
     schedule: Schedule,
     *,
@@ -291,7 +348,8 @@ def compute_metrics(
     Returns:
         A dict with ``measured_set`` (the set's name), ``jobs_measured``, ``mean_wait_s``,
         ``mean_slowdown``, ``mean_bsld``, ``max_wait_s``, ``utilization``,
-        ``makespan_s``, ``queue_length`` (time-weighted mean/median/p95/max),
+        ``utilization_by_resource``, ``utilization_by_group`` (see
+        :func:`resource_utilization`), ``makespan_s``, ``queue_length`` (time-weighted mean/median/p95/max),
         ``classes`` (short/medium/long: jobs, mean wait, mean bsld), ``killed`` and
         ``notes`` (:func:`measurement_notes`: why the averages are NaN or rest on few jobs).
         Utilization, makespan and the queue are about the whole run, whatever the set.
@@ -313,6 +371,9 @@ def compute_metrics(
     makespan = float(end.max() - submit.min()) if len(w) else 0.0
     busy = float((runtime * w.procs_req).sum())
     out["utilization"] = busy / (w.procs * makespan) if makespan > 0 else 0.0
+    held = resource_utilization(schedule, makespan)
+    out["utilization_by_resource"] = held["by_resource"]
+    out["utilization_by_group"] = held["by_group"]
     out["makespan_s"] = makespan
     out["queue_length"] = queue_length_distribution(submit, start, until=float(end.max()) if len(w) else None)
     lo, hi = class_edges

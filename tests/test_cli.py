@@ -187,7 +187,8 @@ def test_schedule_out_csv(capsys, tmp_path):
     row = simulate_json(capsys, "--jobs", "300", "--schedule-out", str(path))
     with open(path, newline="") as fh:
         records = list(csv.DictReader(fh))
-    assert list(records[0]) == ["job_id", "submit", "start", "end", "procs", "estimate", "wait"]
+    assert list(records[0]) == ["job_id", "submit", "start", "end", "procs", "estimate", "wait", "nodes"]
+    assert {r["nodes"] for r in records} == {"0"}  # one node: every job runs on node 0
     assert len(records) == row["jobs_simulated"] == 300
     expected = run_policy(load_default().window(300), "easy").schedule
     np.testing.assert_array_equal([float(r["start"]) for r in records], expected.start)
@@ -211,7 +212,8 @@ def test_schedule_out_json_records(capsys, tmp_path):
     simulate_json(capsys, "--jobs", "300", "--schedule-out", str(path))
     records = strict_json(path.read_text())
     assert len(records) == 300
-    assert list(records[0]) == ["job_id", "submit", "start", "end", "procs", "estimate", "wait"]
+    assert list(records[0]) == ["job_id", "submit", "start", "end", "procs", "estimate", "wait", "nodes"]
+    assert all(r["nodes"] == [0] for r in records)
     expected = run_policy(load_default().window(300), "easy").schedule
     np.testing.assert_array_equal([r["start"] for r in records], expected.start)
     np.testing.assert_array_equal([r["job_id"] for r in records], expected.workload.job_id)

@@ -7,8 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
-from hpcgym.errors import InvalidConfigError, UnknownNameError
+from hpcgym.baselines import EasyBackfilling, make_policy, policy_specs, preset_predictor
+from hpcgym.errors import InvalidConfigError, InvalidDecisionError, UnknownNameError
 from hpcgym.machine import (
     Machine,
     align_requests,
@@ -17,6 +20,8 @@ from hpcgym.machine import (
     make_machine,
     parse_select,
 )
+from hpcgym.predictors import make_predictor
+from hpcgym.sim import Decision, Simulator
 from hpcgym.workload import DROP_NO_RESOURCE, DROP_TOO_LARGE, Workload, load_default
 
 EURORA_TOML = Path(__file__).resolve().parents[1] / "hpcgym" / "data" / "machines" / "eurora.toml"
@@ -137,7 +142,7 @@ def test_bad_files_give_clear_errors(tmp_path, monkeypatch):
         Machine.from_file(bad)
     with pytest.raises(FileNotFoundError, match=r"missing\.toml"):
         make_machine(tmp_path / "missing.toml")
-    with pytest.raises(UnknownNameError, match=r"unknown machine 'nowhere'; presets: .*eurora"):
+    with pytest.raises(UnknownNameError, match=r"unknown machine 'nowhere'; known machines: eurora"):
         make_machine("nowhere")
     yml = tmp_path / "m.yaml"
     yml.write_text("resources: [cores]\nnodes:\n  - {count: 2, cores: 4}\n")
@@ -313,3 +318,301 @@ def test_request_columns_follow_windows_and_copies():
 def test_bad_request_columns_name_the_column_and_job(kwargs, message):
     with pytest.raises(InvalidConfigError, match=message):
         Workload.from_columns([0.0], [1.0], None, [1.0], procs=4, **kwargs)
+
+
+# ------------------------------------------------- simulating on machines
+def cores_machine(capacity, *, allocation="first-fit", exclusive=False) -> Machine:
+    cap = np.asarray(capacity)
+    resources = ("cores", "gpus", "mics", "mem_gb")[: cap.shape[1]]
+    return Machine("m", resources, cap, allocation=allocation, exclusive=exclusive)
+
+
+def jobs_on(machine: Machine, rows, resources=None) -> Workload:
+    """``rows``: (submit, runtime, estimate, chunks, per-chunk vector)."""
+    resources = resources or machine.resources
+    return Workload.from_columns(
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        None,
+        [r[2] for r in rows],
+        chunks=[r[3] for r in rows],
+        per_chunk=[r[4] for r in rows],
+        resources=resources,
+        machine=machine,
+    )
+
+
+def test_best_fit_and_first_fit_choose_different_nodes():
+    # node 0 has 8 cores, node 1 has 4. Job 0 (4 cores) goes to node 0 under first fit,
+    # to node 1 (nothing left over) under best fit. Job 1 (8 cores, at t=1) then fits
+    # only under best fit; under first fit it waits for job 0 to end at t=10.
+    rows = [(0, 10, 10, 1, [4]), (1, 5, 5, 1, [8])]
+    first = Simulator(jobs_on(cores_machine([[8], [4]]), rows)).run(make_policy("fcfs"))
+    best = Simulator(jobs_on(cores_machine([[8], [4]], allocation="best-fit"), rows)).run(make_policy("fcfs"))
+    assert first.placement(0).tolist() == [0] and best.placement(0).tolist() == [1]
+    np.testing.assert_array_equal(first.start, [0, 10])
+    np.testing.assert_array_equal(best.start, [0, 1])
+    assert best.placement(1).tolist() == [0]
+
+
+def test_a_gpu_job_waits_while_cpu_jobs_backfill_on_mic_nodes():
+    eurora = make_machine("eurora")
+    gpu, mic = set(eurora.groups["gpu"].tolist()), set(eurora.groups["mic"].tolist())
+    rows = [
+        (0, 100, 100, 32, [1, 2, 0, 1]),  # every GPU of the machine for 100 s
+        (1, 50, 60, 1, [1, 1, 0, 1]),  # a GPU job: waits for the first, reserved for t=100
+        (2, 500, 1000, 1, [16, 0, 0, 4]),  # CPU-only and long: only MIC nodes have 16 free cores
+        (2, 500, 1000, 1, [16, 0, 0, 4]),
+        (3, 500, 1000, 1, [8, 0, 0, 2]),  # long, fits next to the reservation on a GPU node
+    ]
+    w = jobs_on(eurora, rows)
+    easy = EasyBackfilling(record_reservations=True)
+    s = Simulator(w).run(easy)
+    np.testing.assert_array_equal(s.start, [0, 100, 2, 2, 3])
+    assert s.extras["first_reservation"][1] == 100  # and it starts exactly then
+    assert set(s.placement(1).tolist()) <= gpu
+    assert set(s.placement(2).tolist()) | set(s.placement(3).tolist()) <= mic
+    assert s.placement(2).tolist() != s.placement(3).tolist()
+    assert set(s.placement(4).tolist()) <= gpu | mic
+
+
+def test_a_job_asking_for_more_gpus_than_any_node_is_rejected_at_load():
+    eurora = make_machine("eurora")
+    w = jobs_on(eurora, [(0, 10, 10, 1, [1, 0, 0, 1]), (1, 10, 10, 1, [2, 3, 0, 1])])
+    with pytest.raises(
+        InvalidConfigError, match=r"job 1 \(id 2\) asks for 1 x \(cores=2, gpus=3, mem_gb=1\).*gpus=2"
+    ):
+        Simulator(w)
+    fitted = fit_workload(w, eurora)
+    assert len(fitted) == 1
+    assert Simulator(fitted).run(make_policy("easy")).start.tolist() == [0.0]
+
+
+def test_exclusive_nodes_hold_one_job_each():
+    m = Machine.processors(8, node_size=4)
+    w = Workload.from_columns([0, 0, 0, 1], [10, 10, 10, 10], [1, 1, 1, 5], [10, 10, 10, 10], machine=m)
+    s = Simulator(w).run(make_policy("fcfs"))
+    # two 1-processor jobs take both nodes; the third waits for one; the 5-processor job
+    # needs both nodes (ceil(5/4) = 2 chunks) and waits for them
+    np.testing.assert_array_equal(s.start, [0, 0, 10, 20])
+    assert [s.placement(j).tolist() for j in range(4)] == [[0], [1], [0], [0, 1]]
+
+
+def test_the_engine_checks_a_given_placement():
+    m = cores_machine([[4], [4]])
+    w = jobs_on(m, [(0, 10, 10, 2, [2]), (0, 10, 10, 1, [4])])
+    sim = Simulator(w)
+    assert sim.advance()
+    with pytest.raises(
+        InvalidDecisionError, match="placement: 1 node indices given for 1 jobs with 2 chunks"
+    ):
+        sim.start(Decision([0], [0]))
+    with pytest.raises(InvalidDecisionError, match=r"job 0 cannot start .* on nodes \[0, 7\]"):
+        sim.start(Decision([0], [0, 7]))
+    sim.start(Decision([0], [0, 0]))  # two chunks of 2 on node 0
+    with pytest.raises(InvalidDecisionError, match=r"job 1 cannot start .* on nodes \[0\]: .*over-used"):
+        sim.start(Decision([1], [0]))
+    sim.start(Decision([1], [1]))
+    assert sim.view.free.tolist() == [[0], [0]]
+    assert sim.view.placement(0).tolist() == [0, 0] and sim.view.placement(1).tolist() == [1]
+
+
+def test_dispatchers_returning_plain_job_lists_are_placed_by_the_machine_policy():
+    m = cores_machine([[4], [2]], allocation="best-fit")
+    w = jobs_on(m, [(0, 10, 10, 1, [2]), (0, 10, 10, 1, [2])])
+    s = Simulator(w).run(lambda view: list(view.queue))
+    assert [s.placement(j).tolist() for j in range(2)] == [[1], [0]]
+
+
+def test_utilization_per_resource_type_and_node_group():
+    from hpcgym.metrics import compute_metrics
+
+    m = Machine("m", ("cores", "gpus"), np.array([[4, 2], [4, 0]]), groups={"a": [0], "b": [1]})
+    w = jobs_on(m, [(0, 10, 10, 1, [2, 1]), (0, 4, 4, 1, [4, 0])])
+    s = Simulator(w).run(make_policy("fcfs"))
+    assert [s.placement(j).tolist() for j in range(2)] == [[0], [1]]
+    u = compute_metrics(s, include_all=True)
+    # makespan 10 s; cores held 2 x 10 + 4 x 4 = 36 of 8 x 10; GPU 1 x 10 of 2 x 10
+    assert u["utilization_by_resource"] == pytest.approx({"cores": 0.45, "gpus": 0.5})
+    groups = u["utilization_by_group"]
+    assert groups.keys() == {"a", "b"}
+    assert groups["a"] == pytest.approx({"cores": 0.5, "gpus": 0.5}) and groups["b"] == pytest.approx(
+        {"cores": 0.4}
+    )
+    # an exclusive machine's jobs hold whole nodes: one processor asked, four held
+    x = Machine.processors(8, node_size=4)
+    s = Simulator(Workload.from_columns([0], [10], [1], [10], machine=x)).run(make_policy("fcfs"))
+    u = compute_metrics(s, include_all=True)
+    assert u["utilization"] == pytest.approx(1 / 8) and u["utilization_by_resource"] == {"procs": 0.5}
+
+
+# ---------------------------------------- properties on random machines
+@st.composite
+def machines_and_workloads(draw, max_jobs: int = 10):
+    n_nodes = draw(st.integers(1, 4))
+    n_res = draw(st.integers(1, 3))
+    cap = np.array([[draw(st.integers(0, 6)) for _ in range(n_res)] for _ in range(n_nodes)])
+    cap[:, 0] = np.maximum(cap[:, 0], 1)
+    machine = Machine(
+        "random",
+        ("cores", "gpus", "mem_gb")[:n_res],
+        cap,
+        exclusive=draw(st.booleans()),
+        allocation=draw(st.sampled_from(["first-fit", "best-fit"])),
+    )
+    n = draw(st.integers(1, max_jobs))
+    t = 0.0
+    rows = []
+    for _ in range(n):
+        t += draw(st.integers(0, 4))
+        runtime = float(draw(st.integers(1, 20)))
+        estimate = runtime + float(draw(st.integers(0, 10)))  # runtime <= estimate
+        node = cap[draw(st.integers(0, n_nodes - 1))]
+        v = [draw(st.integers(0, int(c))) for c in node]
+        v[0] = max(v[0], 1)
+        rows.append((t, runtime, estimate, draw(st.integers(1, 3)), v))
+    w = fit_workload(jobs_on(machine, rows), machine)
+    assume(len(w) > 0)
+    return machine, w
+
+
+def replay_capacity(machine: Machine, w: Workload, s) -> None:
+    """Replay the placements in time (ends before starts at one instant): no node over-used."""
+    chunks, per_chunk, _ = align_requests(machine, w.resources, w.chunks, w.per_chunk)
+    for j in range(len(w)):
+        nodes = s.placement(j)
+        assert len(nodes) == chunks[j], f"job {j}: {len(nodes)} nodes for {chunks[j]} chunks"
+        assert ((nodes >= 0) & (nodes < machine.n_nodes)).all()
+        if machine.exclusive:
+            assert len(set(nodes.tolist())) == len(nodes), f"job {j} has two chunks on one exclusive node"
+    events = sorted([(s.end[j], 0, j) for j in range(len(w))] + [(s.start[j], 1, j) for j in range(len(w))])
+    free = machine.capacity.astype(np.int64).copy()
+    for t, kind, j in events:
+        for i in s.placement(j).tolist():
+            if machine.exclusive:
+                if kind:
+                    assert (free[i] == machine.capacity[i]).all(), f"t={t:g}: job {j} on busy node {i}"
+                    free[i] = 0
+                else:
+                    free[i] = machine.capacity[i]
+            else:
+                free[i] += -per_chunk[j] if kind else per_chunk[j]
+        assert (free >= 0).all(), f"t={t:g}: job {j} over-uses a node: free {free.tolist()}"
+    np.testing.assert_array_equal(free, machine.capacity)
+
+
+POLICY_NAMES = sorted(policy_specs())
+
+
+@pytest.mark.parametrize("policy", POLICY_NAMES)
+@settings(max_examples=25)
+@given(case=machines_and_workloads())
+def test_every_dispatcher_on_random_machines_keeps_capacity_and_requests(policy, case):
+    machine, w = case
+    started: list[int] = []
+    dispatcher = make_policy(policy)
+
+    def counting(view):
+        decision = dispatcher(view)
+        started.extend(int(j) for j in decision)
+        return decision
+
+    counting.reset = dispatcher.reset  # type: ignore[attr-defined]
+    counting.every_event = getattr(dispatcher, "every_event", False)  # type: ignore[attr-defined]
+    counting.name = policy  # type: ignore[attr-defined]
+    s = Simulator(w, predictor=preset_predictor(policy)).run(counting)
+    assert sorted(started) == list(range(len(w))), "every job starts exactly once"
+    assert np.isfinite(s.start).all() and np.isfinite(s.end).all()
+    assert (s.start >= w.submit).all()
+    np.testing.assert_array_equal(s.end, s.start + w.runtime)
+    replay_capacity(machine, w, s)
+
+
+@pytest.mark.parametrize("predictor", ["walltime", "real"])
+@pytest.mark.parametrize("sjbf", [False, True], ids=["easy", "easy-sjbf"])
+@pytest.mark.parametrize("extra", ["classic", "all"])
+@settings(max_examples=40)
+@given(case=machines_and_workloads(max_jobs=12))
+def test_easy_keeps_every_reservation_on_random_machines(predictor, sjbf, extra, case):
+    """Predictions never below the run time (runtime <= estimate): no head job starts late."""
+    machine, w = case
+    easy = EasyBackfilling(sjbf=sjbf, extra=extra, record_reservations=True)
+    s = Simulator(w, predictor=make_predictor(predictor)).run(easy)
+    replay_capacity(machine, w, s)
+    reserved = s.extras["first_reservation"]
+    has = ~np.isnan(reserved)
+    late = has & (s.start > reserved)
+    assert not late.any(), f"jobs {np.flatnonzero(late)} started after their reservation"
+
+
+def test_the_reservation_property_is_not_vacuous_on_machines():
+    # two nodes of 4 cores. Job 0 holds 2 cores of node 0 until 10, job 1 all of node 1
+    # until 20; job 2 (4 cores) is reserved node 0 at t=10. Job 3 (2 cores, long) would
+    # fit node 0 now but would delay job 2: it waits. Job 4 (2 cores, ends by 10)
+    # backfills on node 0 at once.
+    m = cores_machine([[4], [4]])
+    rows = [
+        (0, 10, 10, 1, [2]),
+        (0, 20, 20, 1, [4]),
+        (1, 5, 5, 1, [4]),
+        (2, 50, 50, 1, [2]),
+        (2, 5, 5, 1, [2]),
+    ]
+    easy = EasyBackfilling(record_reservations=True)
+    s = Simulator(jobs_on(m, rows), predictor=make_predictor("real")).run(easy)
+    assert s.extras["first_reservation"][2] == 10
+    np.testing.assert_array_equal(s.start, [0, 0, 10, 15, 2])
+    assert [s.placement(j).tolist() for j in range(5)] == [[0], [1], [0], [0], [0]]
+
+
+# --------------------------------------------------------------- the CLI
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from hpcgym.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_simulate_on_a_machine_preset_and_with_node_size(tmp_path):
+    import json
+
+    code, out, _ = run_cli("simulate", "--machine", "eurora", "--jobs", "500", "--policy", "easy", "--json")
+    row = json.loads(out)
+    assert code == 0 and row["procs"] == 1024
+    assert set(row["utilization_by_resource"]) == {"cores", "gpus", "mics", "mem_gb"}
+    assert set(row["utilization_by_group"]) == {"gpu", "mic"}
+    # SWF jobs wider than a 16-core node cannot run on Eurora: dropped and counted
+    assert row["dropped_by_reason"]["size > machine"] > 0
+    path = tmp_path / "s.csv"
+    code, out, _ = run_cli(
+        "simulate", "--node-size", "8", "--jobs", "300", "--schedule-out", str(path), "--json"
+    )
+    assert code == 0
+    lines = path.read_text().splitlines()
+    assert lines[0].split(",")[-1] == "nodes"
+    import csv
+
+    records = list(csv.DictReader(lines))
+    for r in records:
+        nodes = [int(x) for x in r["nodes"].split(";")]
+        assert len(nodes) == -(-int(r["procs"]) // 8) and all(0 <= x < 16 for x in nodes)
+
+
+def test_cli_machine_errors_and_listing(tmp_path):
+    code, _, err = run_cli("simulate", "--machine", "eurora", "--node-size", "8", "--jobs", "10")
+    assert code == 2 and "--node-size 8" in err and "give one of them" in err
+    code, _, err = run_cli("simulate", "--node-size", "7", "--jobs", "10")
+    assert code == 2 and "node_size: 7 does not divide the machine's 128 processors" in err
+    code, _, err = run_cli("simulate", "--machine", "nowhere", "--jobs", "10")
+    assert code == 2 and "unknown machine 'nowhere'" in err
+    code, out, _ = run_cli("machines")
+    assert code == 0 and out.startswith("eurora:") and "queue reservation: max wall-time 24 h" in out
+    code, out, _ = run_cli("machines", "--json")
+    import json
+
+    assert json.loads(out)["eurora"]["resources"] == ["cores", "gpus", "mics", "mem_gb"]
