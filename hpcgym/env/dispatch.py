@@ -228,8 +228,11 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             self._dispatchers = [make_policy(p) for p in ac.policies]
             self.action_space = spaces.Discrete(len(self._dispatchers))
         self._reward = make_reward(cfg.scoring.reward)
-        # backfill="easy" applies the rule of the "easy" preset (its count of extra resources)
-        self._backfiller = EasyBackfilling(extra=getattr(make_policy("easy"), "extra", "classic"))
+        # backfill="easy" is the "easy" preset's own step, with the agent's job as the head
+        easy = make_policy("easy")
+        if not isinstance(easy, EasyBackfilling):  # pragma: no cover - a replaced preset
+            raise InvalidConfigError("backfill: the 'easy' preset is no longer an EasyBackfilling")
+        self._backfiller = easy
         self._replay: tuple[np.ndarray, np.ndarray] | None = None
         self.sim: Simulator | None = None
         self._mask = np.zeros(self.action_space.n, dtype=bool)
