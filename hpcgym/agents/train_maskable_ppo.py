@@ -4,9 +4,10 @@ One file, cleanrl style: the configuration is the :class:`Args` dataclass, turne
 command-line flags (``--total-timesteps 2048`` sets ``total_timesteps``); every random
 generator (Python, numpy, torch, the environments, the action spaces) is seeded from
 ``--seed``. Training uses windows of the ``train`` split; the comparison replays
-``--eval-windows`` evenly spaced windows of the ``test`` split, which the agent never
-saw, with the agent (deterministic, masked), FCFS and EASY (each acting through the
-same environment with :class:`~hpcgym.env.DispatcherPolicy`), and prints one table.
+``--eval-windows`` evenly spaced, non-overlapping windows of the ``test`` split
+(:func:`hpcgym.episodes.evaluation_windows`), which the agent never saw, with the agent
+(deterministic, masked), FCFS and EASY (each acting through the same environment with
+:class:`~hpcgym.env.DispatcherPolicy`), and prints one table.
 
 Usage::
 
@@ -34,6 +35,7 @@ import hpcgym  # noqa: F401 - registers the environment ids
 from hpcgym._extras import require
 from hpcgym.baselines import make_policy
 from hpcgym.env import DispatchEnv, DispatcherPolicy, FlattenDispatchObservation, run_episode
+from hpcgym.episodes import evaluation_windows
 from hpcgym.errors import HpcGymError
 from hpcgym.report import format_table, to_json
 
@@ -150,7 +152,10 @@ def train(args: Args) -> Any:
 def evaluate(model: Any, args: Args) -> list[dict[str, Any]]:
     """The agent, FCFS and EASY on the same evaluation windows: one row per policy and window."""
     agent_env = make_env(args, args.eval_split)()
-    offsets = agent_env.unwrapped.window_offsets(args.eval_windows)  # type: ignore[attr-defined]
+    unwrapped = agent_env.unwrapped
+    assert isinstance(unwrapped, DispatchEnv)
+    # the windows of the split the env samples from, never overlapping each other
+    offsets = evaluation_windows(unwrapped.job_range, unwrapped.window_jobs, args.eval_windows)
     # the baselines act through the same environment, shown every waiting job
     base_env = DispatchEnv(
         split=args.eval_split, **{**env_kwargs(args), "window_size": None, "backfill": "none"}

@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from hpcgym.episodes import SPLITS
 from hpcgym.errors import InvalidConfigError
 from hpcgym.workload import Workload, check_procs
 
-SPLITS = ("train", "validation", "test", "all")
 ACTION_MODES = ("job", "policy")
 BACKFILL_MODES = ("none", "easy")
 HISTOGRAM_DURATIONS = ("prediction", "estimate")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 import operator
 from typing import Any
 
@@ -11,43 +10,16 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hpcgym.baselines import EasyBackfilling, make_policy, preset_predictor, resolve_policy_name
+from hpcgym import episodes
+from hpcgym.baselines import EasyBackfilling, make_policy
 from hpcgym.env import _kernels
-from hpcgym.env.config import DispatchConfig, EpisodeConfig, make_config
+from hpcgym.env.config import DispatchConfig, make_config
 from hpcgym.env.observations import EpisodeJobs, ObservationBuilder, make_observation
 from hpcgym.env.rendering import render_frame
 from hpcgym.env.rewards import Outcome, make_reward
 from hpcgym.errors import InvalidConfigError, InvalidDecisionError
 from hpcgym.metrics import compute_metrics
-from hpcgym.predictors import Predictor, make_predictor
 from hpcgym.sim import Dispatcher, Schedule, Simulator, SystemView
-from hpcgym.workload import Workload, default_trace_path, read_swf
-
-
-@functools.lru_cache(maxsize=8)
-def _read_trace(path: str, procs: int | None) -> Workload:
-    # Workload columns are read-only, so envs of one process can share a trace.
-    return read_swf(path, procs=procs)
-
-
-def load_trace(episode: EpisodeConfig) -> Workload:
-    """The workload ``episode.trace`` names, with the configured machine size and load."""
-    trace = episode.trace
-    if isinstance(trace, Workload):
-        w = trace if episode.procs is None else trace.with_procs(int(episode.procs))
-    else:
-        path = str(default_trace_path()) if trace is None else str(trace)
-        w = _read_trace(path, None if episode.procs is None else int(episode.procs))
-    if len(w) == 0:
-        raise InvalidConfigError("trace: the trace has no jobs")
-    return w.scale_load(episode.load_factor) if episode.load_factor != 1.0 else w
-
-
-def build_predictor(episode: EpisodeConfig) -> Predictor:
-    """The predictor an episode plans with (through ``preset_predictor`` for a preset)."""
-    if episode.predictor_of is not None:
-        return preset_predictor(episode.predictor_of, episode.predictor)
-    return make_predictor(episode.predictor if episode.predictor is not None else "walltime")
 
 
 class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
@@ -216,16 +188,15 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             )
         self.render_mode = render_mode
         ep, oc, ac = cfg.episode, cfg.observation, cfg.action
-        self.trace = trace = load_trace(ep)
-        self._predictor = build_predictor(ep)
+        self.trace = trace = episodes.load_trace(ep.trace, ep.procs, ep.load_factor)
+        self._predictor = episodes.build_predictor(ep.predictor, ep.predictor_of)
         if self._predictor.needs_runtime and not oc.oracle:
             raise InvalidConfigError(
                 f"predictor: {self._predictor.name!r} shows real run times to the agent; "
                 "pass oracle=True to allow it"
             )
-        if ep.warm_start:
-            resolve_policy_name(ep.warm_policy)
-        self.job_range = self._job_range(ep, len(trace))
+        self._warm = episodes.WarmStart(trace, ep.warm_policy, ep.kill_at_estimate) if ep.warm_start else None
+        self.job_range = episodes.split_range(len(trace), ep.split, ep.split_fractions, ep.job_range)
         lo, hi = self.job_range
         self.window_jobs = hi - lo if ep.window_jobs is None else int(ep.window_jobs)
         if self.window_jobs > hi - lo:
@@ -252,9 +223,11 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             self._dispatchers = [make_policy(p) for p in ac.policies]
             self.action_space = spaces.Discrete(len(self._dispatchers))
         self._reward = make_reward(cfg.scoring.reward)
-        # backfill="easy" applies the rule of the "easy" preset (its count of extra resources)
-        self._backfiller = EasyBackfilling(extra=getattr(make_policy("easy"), "extra", "classic"))
-        self._replay: tuple[np.ndarray, np.ndarray] | None = None
+        # backfill="easy" is the "easy" preset's own step, with the agent's job as the head
+        easy = make_policy("easy")
+        if not isinstance(easy, EasyBackfilling):  # pragma: no cover - a replaced preset
+            raise InvalidConfigError("backfill: the 'easy' preset is no longer an EasyBackfilling")
+        self._backfiller = easy
         self.sim: Simulator | None = None
         self._mask = np.zeros(self.action_space.n, dtype=bool)
         self._done = True
@@ -262,54 +235,14 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.episode_offset = lo
 
     # ----------------------------------------------------------- episodes
-    @staticmethod
-    def _job_range(ep: EpisodeConfig, n: int) -> tuple[int, int]:
-        if ep.job_range is not None:
-            lo, hi = ep.job_range
-            if hi > n:
-                raise InvalidConfigError(f"job_range: stop {hi} is past the last of the trace's {n} jobs")
-            return lo, hi
-        if ep.split == "all":
-            return 0, n
-        f_train, f_val, _ = ep.split_fractions
-        b1, b2 = round(n * f_train), round(n * (f_train + f_val))
-        lo, hi = {"train": (0, b1), "validation": (b1, b2), "test": (b2, n)}[ep.split]
-        if hi <= lo:
-            raise InvalidConfigError(f"split_fractions: the {ep.split!r} split of {n} jobs is empty")
-        return lo, hi
-
+    # ----------------------------------------------------------- episodes
     def window_offsets(self, count: int) -> list[int]:
-        """``count`` evenly spaced window offsets over the job range (for evaluation).
+        """First jobs of ``count`` evenly spaced, non-overlapping windows of the job range.
 
-        Pass each as ``env.reset(options={"offset": offset})``.
+        See :func:`hpcgym.episodes.evaluation_windows` (fewer when fewer fit). Pass each
+        as ``env.reset(options={"offset": offset})``.
         """
-        lo, hi = self.job_range
-        last = hi - self.window_jobs
-        return sorted({round(float(x)) for x in np.linspace(lo, last, max(int(count), 1))})
-
-    def _warm_replay(self) -> tuple[np.ndarray, np.ndarray]:
-        """Start and end times of every trace job in a full replay by ``warm_policy`` (cached)."""
-        if self._replay is None:
-            ep = self.config.episode
-            sim = Simulator(
-                self.trace, predictor=preset_predictor(ep.warm_policy), kill_at_estimate=ep.kill_at_estimate
-            )
-            s = sim.run(make_policy(ep.warm_policy), progress=False)
-            self._replay = (s.start, s.end)
-        return self._replay
-
-    def _episode_jobs(self, offset: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Trace indices of the episode's jobs, the running ones among them and their starts."""
-        window = np.arange(offset, offset + self.window_jobs)
-        if not self.config.episode.warm_start or offset == 0:
-            return window, np.zeros(0, np.int64), np.zeros(0)
-        start, end = self._warm_replay()
-        t0 = self.trace.submit[offset]
-        before = np.arange(offset)
-        context = before[end[:offset] >= t0]  # not yet ended when the window's first job arrives
-        running = start[context] < t0
-        idx = np.concatenate([context, window])
-        return idx, np.flatnonzero(running), start[context[running]]
+        return episodes.evaluation_windows(self.job_range, self.window_jobs, count)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -325,7 +258,6 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             The first observation and an info dict (see :meth:`step`).
         """
         super().reset(seed=seed)
-        lo, hi = self.job_range
         unknown = set(options or ()) - {"offset"}
         if unknown:
             raise InvalidConfigError(
@@ -333,7 +265,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             )
         offset = None if options is None else options.get("offset")
         if offset is None:
-            offset = int(self.np_random.integers(lo, hi - self.window_jobs + 1))
+            offset = episodes.sample_offset(self.np_random, self.job_range, self.window_jobs)
         else:
             offset = operator.index(offset)
             if not 0 <= offset <= len(self.trace) - self.window_jobs:
@@ -343,16 +275,13 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                 )
         self.episode_offset = offset
         ep = self.config.episode
-        idx, running, starts = self._episode_jobs(offset)
-        if len(idx) == len(self.trace):
-            w = self.trace
-        elif idx[-1] - idx[0] + 1 == len(idx):
-            w = self.trace.window(len(idx), int(idx[0]))
-        else:
-            w = self.trace._take(idx)  # warm start: context jobs, then the window
+        idx, running, starts = np.arange(offset, offset + self.window_jobs), np.zeros(0, np.int64), None
+        if self._warm is not None:
+            idx, running, starts = self._warm.jobs(offset, self.window_jobs)
+        w = episodes.episode_workload(self.trace, idx)
         self.workload = w
         sim = self.sim = Simulator(w, predictor=self._predictor, kill_at_estimate=ep.kill_at_estimate)
-        if len(running):
+        if starts is not None and len(running):
             sim.warm_start(float(self.trace.submit[offset]), running, starts)
         counted = np.zeros(len(w), dtype=np.float64)
         counted[len(idx) - self.window_jobs :] = 1.0
@@ -482,10 +411,9 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if sim.has_future_event():
             self._advance()
             return
-        view = sim.view
-        fits = view.queue_fits
-        if fits.any():  # idle machine: the oldest job fits
-            sim.start((int(view.queue[np.argmax(fits)]),))
+        j = episodes.fallback_job(sim.view)
+        if j is not None:  # idle machine: the oldest job fits
+            sim.start((j,))
         self._after_start()
 
     def _after_start(self) -> None:
