@@ -15,7 +15,7 @@ from hpcgym.metrics import compute_metrics
 from hpcgym.prediction_metrics import prediction_metrics
 from hpcgym.predictors import make_predictor
 from hpcgym.report import SUMMARY_COLUMNS, format_table
-from hpcgym.sim import Dispatcher, Schedule, Simulator
+from hpcgym.sim import Dispatcher, Schedule, Simulator, callable_name
 from hpcgym.workload import Workload
 
 __all__ = [
@@ -37,12 +37,7 @@ class RunResult:
 
 def dispatcher_name(policy: Any) -> str:
     """The report name of a dispatcher callable: its ``name``, else its ``__name__``, else its type's."""
-    name = getattr(policy, "name", None)
-    if not isinstance(name, str) or not name:
-        name = getattr(policy, "__name__", None)
-    if not isinstance(name, str) or not name:
-        name = type(policy).__name__
-    return name
+    return callable_name(policy)
 
 
 def run_policy(

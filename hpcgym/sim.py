@@ -327,9 +327,18 @@ class SystemView:
         return self._mem, self.prediction, self.start, self._sim.now
 
 
+DecisionLike = Sequence[int] | np.ndarray | Decision
+"""What a dispatcher returns: the jobs to start now, or a :class:`Decision` with placements."""
+
+
 @runtime_checkable
 class Dispatcher(Protocol):
     """Anything that, given a view, returns the jobs to start now (or a :class:`Decision`).
+
+    A plain callable is enough. A dispatcher that needs the engine's optional hooks
+    (``reset``, ``every_event``, ``extras``) subclasses :class:`DispatcherBase`; the
+    engine and the environment call the hooks of a :class:`DispatcherBase` and no
+    others (see :func:`as_dispatcher`).
 
     Attributes:
         name: short name used in reports.
@@ -337,7 +346,98 @@ class Dispatcher(Protocol):
 
     name: str
 
-    def __call__(self, view: SystemView) -> Sequence[int] | np.ndarray | Decision: ...
+    def __call__(self, view: SystemView) -> DecisionLike: ...
+
+
+class DispatcherBase:
+    """A dispatcher with the engine's optional hooks, each a no-op by default.
+
+    Subclasses implement ``__call__`` and override the hooks they need:
+
+    * :meth:`reset` -- called once with the view before a run or an episode;
+    * :attr:`every_event` -- True to be asked at every instant with a waiting job,
+      even when nothing fits (e.g. to record reservations);
+    * :meth:`extras` -- what the run recorded, merged into ``Schedule.extras``.
+
+    >>> class Oldest(DispatcherBase):
+    ...     name = "oldest"
+    ...     def __call__(self, view):
+    ...         return view.queue[:1] if view.queue_fits[:1].any() else []
+    >>> from hpcgym.workload import Workload
+    >>> w = Workload.from_columns([0, 0], [5, 5], [4, 4], [5, 5], procs=4)
+    >>> Simulator(w).run(Oldest()).start.tolist()
+    [0.0, 5.0]
+    """
+
+    name: str = "dispatcher"
+
+    @property
+    def every_event(self) -> bool:
+        """Ask at every instant with a waiting job, not only when one fits (default False)."""
+        return False
+
+    def reset(self, view: SystemView) -> None:
+        """Prepare for a run on ``view``'s workload (default: nothing)."""
+
+    def extras(self) -> dict[str, object]:
+        """What the run recorded, for ``Schedule.extras`` (default: nothing)."""
+        return {}
+
+    def __call__(self, view: SystemView) -> DecisionLike:
+        raise NotImplementedError(f"{type(self).__name__} must implement __call__(view)")
+
+
+_HOOKS = ("reset", "every_event", "extras")
+
+
+class CallableDispatcher(DispatcherBase):
+    """A plain dispatcher callable, with the no-op hooks of :class:`DispatcherBase`.
+
+    Args:
+        fn: ``view -> jobs to start``.
+        name: report name; by default ``fn``'s ``name`` attribute, else its
+            ``__name__``, else its type's name.
+    """
+
+    def __init__(self, fn: Dispatcher | Any, name: str | None = None) -> None:
+        self.fn = fn
+        self.name = name or callable_name(fn)
+
+    def __call__(self, view: SystemView) -> DecisionLike:
+        return self.fn(view)  # type: ignore[no-any-return]
+
+
+def callable_name(fn: object) -> str:
+    """The report name of a dispatcher callable: its ``name``, else ``__name__``, else its type's."""
+    for attr in ("name", "__name__"):
+        name = getattr(fn, attr, None)
+        if isinstance(name, str) and name:
+            return name
+    return type(fn).__name__
+
+
+def as_dispatcher(dispatcher: Dispatcher | Any) -> DispatcherBase:
+    """``dispatcher`` with its hooks: itself if a :class:`DispatcherBase`, else a wrapper.
+
+    The one place a dispatcher's kind is resolved: the engine and the environment
+    call the hooks of the result and probe nothing else.
+
+    Raises:
+        InvalidConfigError: ``dispatcher`` is not callable, or its class defines a hook
+            (``reset``, ``every_event``, ``extras``) without subclassing
+            :class:`DispatcherBase` (the hook would be ignored).
+    """
+    if isinstance(dispatcher, DispatcherBase):
+        return dispatcher
+    if not callable(dispatcher):
+        raise InvalidConfigError(f"dispatcher: must be callable (view -> jobs), got {dispatcher!r}")
+    hooks = [h for h in _HOOKS if hasattr(type(dispatcher), h)]
+    if hooks:
+        raise InvalidConfigError(
+            f"dispatcher: {type(dispatcher).__name__} defines {', '.join(hooks)} but does not "
+            "subclass hpcgym.sim.DispatcherBase, so the engine would ignore it; subclass it"
+        )
+    return CallableDispatcher(dispatcher)
 
 
 @dataclass
@@ -898,34 +998,35 @@ class Simulator:
         """Replay the whole workload with ``dispatcher`` and return the schedule.
 
         Args:
-            dispatcher: the policy.
+            dispatcher: the policy (its hooks are called if it is a
+                :class:`DispatcherBase`, see :func:`as_dispatcher`).
             progress: show a progress bar on stderr; by default only when stderr is a
                 terminal and the workload has more than 20,000 jobs.
 
         Raises:
+            InvalidConfigError: ``dispatcher`` is not usable (see :func:`as_dispatcher`).
             InvalidDecisionError: the dispatcher asked for something impossible, or
                 started nothing while no event was left to wake it.
         """
+        d = as_dispatcher(dispatcher)
         self.reset()
-        reset = getattr(dispatcher, "reset", None)
-        if callable(reset):
-            reset(self.view)
-        every_event = bool(getattr(dispatcher, "every_event", False))
+        d.reset(self.view)
+        every_event = bool(d.every_event)
         n = len(self.workload)
         if progress is None:
             progress = n > 20_000 and sys.stderr.isatty()
-        bar = _progress_bar(n, getattr(dispatcher, "name", "sim")) if progress else None
+        bar = _progress_bar(n, d.name) if progress else None
         last = 0
         view = self.view
         t0 = time.perf_counter()
         while self.advance(every_event):
             self.decisions += 1
-            decision = dispatcher(view)
+            decision = d(view)
             if len(decision):
                 self.start(decision)
             elif not self._nr and not self.has_future_event():
                 raise InvalidDecisionError(
-                    f"dispatcher {getattr(dispatcher, 'name', dispatcher)!r} started nothing at "
+                    f"dispatcher {d.name!r} started nothing at "
                     f"t={self.now:g} with {self._nq} jobs waiting, an idle machine and no "
                     "event left: the simulation would never end"
                 )
@@ -938,12 +1039,8 @@ class Simulator:
             bar.close()
         if not self.done:  # pragma: no cover - guarded by the check above
             raise InvalidDecisionError(f"simulation ended with {n - self.n_done} jobs unfinished")
-        schedule = self.schedule(
-            policy=getattr(dispatcher, "name", type(dispatcher).__name__), sim_seconds=elapsed
-        )
-        extras = getattr(dispatcher, "extras", None)
-        if callable(extras):
-            schedule.extras.update(extras())
+        schedule = self.schedule(policy=d.name, sim_seconds=elapsed)
+        schedule.extras.update(d.extras())
         return schedule
 
     def schedule(self, *, policy: str = "", sim_seconds: float = 0.0) -> Schedule:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from hpcgym.baselines import FCFS, EasyBackfilling, ListScheduler, make_policy, policy_specs, preset_predictor
 from hpcgym.predictors import Oracle
-from hpcgym.sim import Schedule, Simulator
+from hpcgym.sim import DispatcherBase, Schedule, Simulator
 from hpcgym.workload import Workload
 
 POLICIES = sorted(policy_specs())
@@ -23,15 +23,23 @@ PREDICTORS = ["walltime", "real", None]  # None: the preset's own
 COMBINATIONS = [(p, q) for p in POLICIES for q in PREDICTORS]
 
 
-class Counting:
+class Counting(DispatcherBase):
     """A dispatcher proxy that records every job it tells the engine to start."""
 
     def __init__(self, inner):
         self.inner = inner
+        self.name = inner.name
         self.started: list[int] = []
 
-    def __getattr__(self, name):  # name, every_event, reset, extras, ...
-        return getattr(self.inner, name)
+    @property
+    def every_event(self):
+        return self.inner.every_event
+
+    def reset(self, view):
+        self.inner.reset(view)
+
+    def extras(self):
+        return self.inner.extras()
 
     def __call__(self, view):
         jobs = self.inner(view)

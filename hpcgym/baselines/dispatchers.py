@@ -1,6 +1,7 @@
 """Reference dispatchers: FCFS, SJF/LJF list scheduling and EASY backfilling.
 
-Every dispatcher is a callable ``dispatcher(view) -> Decision`` that plans with
+Every dispatcher is a :class:`~hpcgym.sim.DispatcherBase`, a callable
+``dispatcher(view) -> Decision`` with the engine's hooks, that plans with
 ``view.prediction``: whatever predictor the simulation runs with (wall-time W, real
 run time R, or a system-generated prediction). None of them sees real run times. Each
 places the jobs it starts with the machine's allocation policy (one allocator, see
@@ -27,7 +28,7 @@ from hpcgym.baselines._kernels import (
     load_kernels,
 )
 from hpcgym.errors import InvalidConfigError
-from hpcgym.sim import Decision, SystemView
+from hpcgym.sim import Decision, DispatcherBase, SystemView
 
 EXTRA_RULES = ("all", "classic")
 """Accepted values of ``EasyBackfilling.extra``."""
@@ -61,7 +62,7 @@ class _Buffers:
         return _Buffers, ()  # a copy starts empty and is sized on its next call
 
 
-class FCFS:
+class FCFS(DispatcherBase):
     """First come, first served: start jobs in arrival order until one does not fit.
 
     Nothing overtakes the first waiting job, so no job waits for a later one.
@@ -81,7 +82,7 @@ class FCFS:
         return out.decision(*fcfs_decide(*view.kernel_inputs(), out.out))
 
 
-class ListScheduler:
+class ListScheduler(DispatcherBase):
     """SJF or LJF as in Galleguillos et al. (2017) section 4.
 
     Sorts the waiting jobs by expected duration (the predictor's output; ties keep
@@ -107,7 +108,7 @@ class ListScheduler:
 
 
 @dataclass
-class EasyBackfilling:
+class EasyBackfilling(DispatcherBase):
     """EASY backfilling (Lifka 1995) and the variants of Tsafrir et al. (2007).
 
     1. Start waiting jobs in *reservation order* (arrival order; shortest predicted

@@ -28,7 +28,7 @@ import numpy as np
 from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
 from hpcgym.env.dispatch import DispatchEnv
 from hpcgym.errors import InvalidConfigError
-from hpcgym.sim import Dispatcher, Schedule
+from hpcgym.sim import Dispatcher, Schedule, as_dispatcher
 from hpcgym.workload import Workload
 
 
@@ -49,8 +49,8 @@ class DispatcherPolicy:
     """
 
     def __init__(self, dispatcher: Dispatcher, env: gym.Env[Any, Any]) -> None:
-        self.dispatcher = dispatcher
-        self.name = getattr(dispatcher, "name", type(dispatcher).__name__)
+        self.dispatcher = d = as_dispatcher(dispatcher)
+        self.name = d.name
         unwrapped = env.unwrapped
         if not isinstance(unwrapped, DispatchEnv) or unwrapped.mode != "job":
             raise InvalidConfigError("env: DispatcherPolicy acts through a DispatchEnv in mode='job'")
@@ -76,9 +76,7 @@ class DispatcherPolicy:
         if env.sim is not self._sim:  # a new episode
             self._sim = env.sim
             self._decision = -1
-            reset = getattr(self.dispatcher, "reset", None)
-            if callable(reset):
-                reset(env.view)
+            self.dispatcher.reset(env.view)
         if env.decision_count != self._decision:
             self._decision = env.decision_count
             self._pending = [int(j) for j in self.dispatcher(env.view)][::-1]
@@ -141,7 +139,7 @@ def run_via_env(
     """
     name = resolve_policy_name(policy)
     pred = preset_predictor(name, predictor)
-    dispatcher = make_policy(name)
+    dispatcher = as_dispatcher(make_policy(name))
     env = DispatchEnv(
         trace=workload,
         window_jobs=None,
@@ -152,7 +150,7 @@ def run_via_env(
         predictor=predictor,
         kill_at_estimate=kill_at_estimate,
         oracle=pred.needs_runtime,
-        every_event=bool(getattr(dispatcher, "every_event", False)),
+        every_event=dispatcher.every_event,
     )
     agent = DispatcherPolicy(dispatcher, env)
     t0 = time.perf_counter()
@@ -167,7 +165,5 @@ def run_via_env(
     schedule = env.schedule()
     schedule.policy = name
     schedule.sim_seconds = elapsed
-    extras = getattr(dispatcher, "extras", None)
-    if callable(extras):
-        schedule.extras.update(extras())
+    schedule.extras.update(dispatcher.extras())
     return schedule

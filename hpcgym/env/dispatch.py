@@ -19,7 +19,7 @@ from hpcgym.env.rendering import render_frame
 from hpcgym.env.rewards import Outcome, make_reward
 from hpcgym.errors import InvalidConfigError, InvalidDecisionError
 from hpcgym.metrics import compute_metrics
-from hpcgym.sim import Dispatcher, Schedule, Simulator, SystemView
+from hpcgym.sim import DispatcherBase, Schedule, Simulator, SystemView, as_dispatcher
 
 
 class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
@@ -218,9 +218,9 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         )
         if self.mode == "job":
             self.action_space = spaces.Discrete(k + 1)
-            self._dispatchers: list[Dispatcher] = []
+            self._dispatchers: list[DispatcherBase] = []
         else:
-            self._dispatchers = [make_policy(p) for p in ac.policies]
+            self._dispatchers = [as_dispatcher(make_policy(p)) for p in ac.policies]
             self.action_space = spaces.Discrete(len(self._dispatchers))
         self._reward = make_reward(cfg.scoring.reward)
         # backfill="easy" is the "easy" preset's own step, with the agent's job as the head
@@ -303,9 +303,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._backfiller.reset(view)
         self._reward.reset(self._outcome)
         for d in self._dispatchers:
-            r = getattr(d, "reset", None)
-            if callable(r):
-                r(view)
+            d.reset(view)
         self._done = False
         self.decision_count = 0
         self._metrics: dict[str, Any] | None = None
