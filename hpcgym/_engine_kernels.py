@@ -53,7 +53,8 @@ O_SHAPE_COUNT = 23
 O_SHAPE_CHUNKS = 24
 O_SHAPE_V = 25
 O_ENDED = 26
-HEADER = 27
+O_FREE_TOTAL = 27
+HEADER = 28
 
 OK = 0
 NOT_WAITING = 1
@@ -112,6 +113,7 @@ class EngineArrays(NamedTuple):
         shape, shape_count: each job's request shape, and how many waiting jobs have
             each shape; shape_chunks, shape_v: the shapes, smallest first.
         ended: scratch for the jobs ending at one instant.
+        free_total: ``(R,)`` the free amount of each type over all nodes.
     """
 
     free: np.ndarray
@@ -128,6 +130,7 @@ class EngineArrays(NamedTuple):
     shape_chunks: np.ndarray
     shape_v: np.ndarray
     ended: np.ndarray
+    free_total: np.ndarray
 
 
 def build(
@@ -165,6 +168,7 @@ def build(
         O_SHAPE_CHUNKS: n_shapes,
         O_SHAPE_V: n_shapes * n_res,
         O_ENDED: n,
+        O_FREE_TOTAL: n_res,
     }
     mem = np.zeros(HEADER + sum(sizes.values()), dtype=np.int64)
     off = HEADER
@@ -191,6 +195,7 @@ def build(
     seg(O_SHAPE)[:] = shape
     seg(O_SHAPE_CHUNKS)[:] = shape_chunks
     seg(O_SHAPE_V)[:] = np.asarray(shape_v).reshape(-1)
+    seg(O_FREE_TOTAL)[:] = np.asarray(capacity).sum(axis=0)
     return mem
 
 
@@ -216,6 +221,7 @@ def views(mem: np.ndarray) -> EngineArrays:
         shape_chunks=seg(O_SHAPE_CHUNKS, n_shapes),
         shape_v=seg(O_SHAPE_V, n_shapes * n_res).reshape(n_shapes, n_res),
         ended=seg(O_ENDED, n),
+        free_total=seg(O_FREE_TOTAL, n_res),
     )
 
 
@@ -272,6 +278,7 @@ def unpack(mem: np.ndarray) -> EngineArrays:
         _seg(mem, O_SHAPE_CHUNKS, n_shapes),
         _seg(mem, O_SHAPE_V, n_shapes * n_res).reshape((n_shapes, n_res)),
         _seg(mem, O_ENDED, n),
+        _seg(mem, O_FREE_TOTAL, n_res),
     )
 
 
@@ -328,11 +335,21 @@ def fits_jobs(mem: np.ndarray, jobs: np.ndarray, out: np.ndarray) -> int:
     """``out[i]`` = whether ``jobs[i]`` fits the free resources now; returns how many fit."""
     m = nodes_of(mem)
     free = _free(mem)
+    n_res = mem[H_RES]
+    o_total = mem[O_FREE_TOTAL]
     o_chunks = mem[O_CHUNKS]
+    o_per = mem[O_PER_CHUNK]
     count = 0
     for i in range(len(jobs)):
         j = jobs[i]
-        ok = fits(m, free, mem[o_chunks + j], _row(mem, j))
+        c = mem[o_chunks + j]
+        ok = True  # within the free totals first: cheap, and exact on one node
+        for r in range(n_res):
+            if c * mem[o_per + j * n_res + r] > mem[o_total + r]:
+                ok = False
+                break
+        if ok and (free.shape[0] > 1 or m.exclusive):  # else the totals are the answer
+            ok = fits(m, free, c, _row(mem, j))
         out[i] = ok
         count += ok
     return count
@@ -373,6 +390,7 @@ def instant(mem: np.ndarray, n_ended: int, first: int, stop: int, check: bool) -
         o_placed = mem[O_PLACED]
         o_per = mem[O_PER_CHUNK]
         o_ended = mem[O_ENDED]
+        o_total = mem[O_FREE_TOTAL]
         exclusive = mem[H_EXCLUSIVE] != 0
         for k in range(n_ended):
             j = mem[o_ended + k]
@@ -382,10 +400,12 @@ def instant(mem: np.ndarray, n_ended: int, first: int, stop: int, check: bool) -
                 if exclusive:
                     cap = o_cap + mem[o_placed + c] * n_res
                     for r in range(n_res):
+                        mem[o_total + r] += mem[cap + r] - mem[node + r]
                         mem[node + r] = mem[cap + r]
                 else:
                     for r in range(n_res):
                         mem[node + r] += mem[v + r]
+                        mem[o_total + r] += mem[v + r]
             mem[o_state + j] = 3
         o_run = mem[O_RUNNING]
         w = 0  # drop them from the running jobs, keeping start order
@@ -462,6 +482,9 @@ def commit(
     o_run = mem[O_RUNNING]
     o_count = mem[O_SHAPE_COUNT]
     o_shape = mem[O_SHAPE]
+    o_total = mem[O_FREE_TOTAL]
+    cap = m.capacity
+    n_res = free.shape[1]
     pos = 0
     nr = mem[H_NRUN]
     for k in range(len(jobs)):
@@ -486,6 +509,9 @@ def commit(
                 mem[H_NRUN] = nr
                 return k, DOES_NOT_FIT
             take(m, free, v, seg)
+        for i in seg:  # the placement was possible: an exclusive node was entirely free
+            for r in range(n_res):
+                mem[o_total + r] -= cap[i, r] if m.exclusive else v[r]
         mem[o_state + j] = 2
         start[j] = now
         _dequeue(mem, j)

@@ -112,7 +112,7 @@ class SystemView:
         machine: the :class:`~hpcgym.machine.Machine`.
         capacity: ``(nodes, R)`` capacity of each node.
         free: ``(nodes, R)`` free amount of each resource on each node (live).
-        free_total: ``(R,)`` free amount of each resource type.
+        free_total: ``(R,)`` free amount of each resource type, over the nodes (live).
         chunks: ``(n,)`` each job's chunk count, aligned to the machine (on an
             exclusive machine a chunk larger than a node is split into whole nodes).
         per_chunk: ``(n, R)`` each job's request per chunk, in the machine's resource order.
@@ -131,10 +131,11 @@ class SystemView:
     """
 
     __slots__ = (
-        "_fcache",
+        "_fitbuf",
         "_fitcache",
-        "_fitver",
-        "_fver",
+        "_fitfver",
+        "_fitqver",
+        "_fitro",
         "_mem",
         "_qcache",
         "_qseg",
@@ -147,6 +148,7 @@ class SystemView:
         "chunks",
         "estimate",
         "free",
+        "free_total",
         "jobs",
         "machine",
         "per_chunk",
@@ -182,16 +184,18 @@ class SystemView:
         self.prediction = _readonly(sim.predictor.prediction)
         self.start = _readonly(sim.start_time)
         self.free = _readonly(a.free)
+        self.free_total = _readonly(a.free_total)
         self.placement_ptr = _readonly(a.placement_ptr)
         self.placement_nodes = _readonly(a.placement_nodes)
         self._mem = _readonly(sim._mem)
         self._qseg = _readonly(a.queue)
         self._rseg = _readonly(a.running)
-        self._qver = self._rver = self._fver = -1
+        self._qver = self._rver = -1
         self._qcache = self._rcache = np.zeros(0, dtype=np.int64)
-        self._fcache = np.zeros(0, dtype=np.int64)
-        self._fitcache = np.zeros(0, dtype=bool)
-        self._fitver = (-1, -1)
+        self._fitbuf = np.zeros(len(a.chunks), dtype=bool)
+        self._fitro = _readonly(self._fitbuf)
+        self._fitcache = self._fitro[:0]
+        self._fitqver = self._fitfver = -1
 
     def __getstate__(self) -> tuple[None, dict[str, object]]:
         return None, {"_sim": self._sim, "jobs": self.jobs, "submit": self.submit, "estimate": self.estimate}
@@ -205,16 +209,6 @@ class SystemView:
     @property
     def now(self) -> float:
         return self._sim.now
-
-    @property
-    def free_total(self) -> np.ndarray:
-        """Free amount of each resource type, summed over the nodes (read-only)."""
-        sim = self._sim
-        if self._fver != sim._fver:
-            f = self.free.sum(axis=0)
-            f.flags.writeable = False
-            self._fcache, self._fver = f, sim._fver
-        return self._fcache
 
     @property
     def free_procs(self) -> int:
@@ -280,13 +274,11 @@ class SystemView:
     def queue_fits(self) -> np.ndarray:
         """Whether each waiting job (in :attr:`queue` order) fits now (read-only)."""
         sim = self._sim
-        version = (sim._qver, sim._fver)
-        if self._fitver != version:
+        if self._fitqver != sim._qver or self._fitfver != sim._fver:
             q = self.queue
-            out = np.zeros(len(q), dtype=bool)
-            ek.fits_jobs(sim._mem, q, out)
-            out.flags.writeable = False
-            self._fitcache, self._fitver = out, version
+            ek.fits_jobs(sim._mem, q, self._fitbuf)
+            self._fitcache = self._fitro[: len(q)]
+            self._fitqver, self._fitfver = sim._qver, sim._fver
         return self._fitcache
 
     def placement(self, job: int) -> np.ndarray:
@@ -617,6 +609,7 @@ class Simulator:
             self._shape_v,
         )
         self._a = ek.views(self._mem)
+        self._one = np.zeros(1, dtype=np.int64)
         self.n_done = 0
         self._ended: list[int] = []  # jobs in termination order
         self.decisions = 0
@@ -918,7 +911,10 @@ class Simulator:
                 nodes = jobs.nodes
             jobs = jobs.jobs
         js = jobs
-        if type(js) is not np.ndarray or js.dtype is not _INT64 or js.ndim != 1 or js.base is self._mem:
+        if type(js) is tuple and len(js) == 1 and type(js[0]) is int:  # the environment's one job
+            js = self._one
+            js[0] = jobs[0]  # type: ignore[index]
+        elif type(js) is not np.ndarray or js.dtype is not _INT64 or js.ndim != 1 or js.base is self._mem:
             js = self._job_array(jobs)
         given = nodes is not None
         ns = nodes
@@ -957,6 +953,11 @@ class Simulator:
 
     def _job_array(self, jobs: Iterable[int] | np.ndarray) -> np.ndarray:
         """``jobs`` as a new 1-d int64 array (a copy: a slice of ``view.queue`` would change)."""
+        if type(jobs) is tuple or type(jobs) is list:
+            try:
+                return np.array(jobs, dtype=np.int64).reshape(-1)
+            except (TypeError, ValueError, OverflowError):
+                pass  # not plain integers: the checks below say what is wrong
         js = np.array(jobs if isinstance(jobs, np.ndarray) else list(jobs))
         if len(js) and js.dtype.kind not in "iu":
             raise InvalidDecisionError(f"jobs must be job indices (integers), got {js.dtype} values")

@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from hpcgym._engine_kernels import jobs_of, nodes_of, state_of
-from hpcgym.allocator import Nodes, fits, give, place, take
+from hpcgym.allocator import Nodes, fits, place, take
 from hpcgym.sim import Jobs, State
 
 RES_HEAD = 0
@@ -62,6 +62,60 @@ def _order(jobs: np.ndarray, key: np.ndarray, descending: bool) -> np.ndarray:
     return jobs[np.argsort(k, kind="mergesort")]
 
 
+# The loops over waiting jobs first ask whether a job's whole request is within the free
+# amount of each type: necessary for it to fit (sufficient on one node), and cheap. They
+# spell that test out rather than call a helper with the arrays: a helper inlined into
+# such a loop makes numba count references to its array arguments on every turn, which
+# costs more than the test.
+
+
+@njit(cache=True, inline="always")
+def _totals(free: np.ndarray) -> np.ndarray:
+    """The free amount of each resource type, summed over the nodes."""
+    total = np.zeros(free.shape[1], dtype=np.int64)
+    for i in range(free.shape[0]):
+        for r in range(free.shape[1]):
+            total[r] += free[i, r]
+    return total
+
+
+@njit(cache=True, inline="always")
+def _take(m: Nodes, free: np.ndarray, total: np.ndarray, v: np.ndarray, placement: np.ndarray) -> int:
+    """:func:`~hpcgym.allocator.take`, also off the per-type totals; returns the units taken."""
+    taken = 0
+    n_res = free.shape[1]
+    for i in placement:
+        for r in range(n_res):
+            a = free[i, r] if m.exclusive else v[r]
+            free[i, r] -= a
+            total[r] -= a
+            taken += a
+    return taken
+
+
+@njit(cache=True)
+def _start(
+    m: Nodes,
+    free: np.ndarray,
+    total: np.ndarray,
+    per_chunk: np.ndarray,
+    j: int,
+    chunks: int,
+    out_nodes: np.ndarray,
+    pos: int,
+) -> int:
+    """Place job ``j`` on ``free`` and take it (``out_nodes[pos:]`` gets its nodes).
+
+    Returns the units taken, or -1 if it does not fit. A function of its own, called
+    only for jobs within the free totals: the views it takes would otherwise cost
+    every turn of a kernel's loop over the queue.
+    """
+    v = per_chunk[j]
+    if not place(m, free, chunks, v, out_nodes, pos):
+        return -1
+    return _take(m, free, total, v, out_nodes[pos : pos + chunks])
+
+
 @njit(cache=True)
 def fcfs_kernel(
     machine: Nodes, jobs: Jobs, state: State, out_jobs: np.ndarray, out_nodes: np.ndarray
@@ -71,13 +125,18 @@ def fcfs_kernel(
     jb = Jobs(*jobs)
     st = State(*state)
     free = st.free.copy()
+    total = _totals(free)
+    per = jb.per_chunk
     k = 0
     pos = 0
+    n_res = free.shape[1]
     for j in st.queue:
         c = jb.chunks[j]
-        if not place(m, free, c, jb.per_chunk[j], out_nodes, pos):
+        for r in range(n_res):
+            if c * per[j, r] > total[r]:
+                return k, pos
+        if _start(m, free, total, per, j, c, out_nodes, pos) < 0:
             break
-        take(m, free, jb.per_chunk[j], out_nodes[pos : pos + c])
         out_jobs[k] = j
         k += 1
         pos += c
@@ -98,15 +157,26 @@ def list_kernel(
     jb = Jobs(*jobs)
     st = State(*state)
     free = st.free.copy()
-    left = free.sum()
+    total = _totals(free)
+    left = total.sum()
+    per = jb.per_chunk
     k = 0
     pos = 0
     if left == 0:
         return k, pos
+    n_res = free.shape[1]
     for j in _order(st.queue, jb.prediction, descending):
         c = jb.chunks[j]
-        if place(m, free, c, jb.per_chunk[j], out_nodes, pos):
-            left -= take(m, free, jb.per_chunk[j], out_nodes[pos : pos + c])
+        may_fit = True
+        for r in range(n_res):
+            if c * per[j, r] > total[r]:
+                may_fit = False
+                break
+        if not may_fit:
+            continue
+        taken = _start(m, free, total, per, j, c, out_nodes, pos)
+        if taken >= 0:
+            left -= taken
             out_jobs[k] = j
             k += 1
             pos += c
@@ -117,25 +187,65 @@ def list_kernel(
 
 @njit(cache=True)
 def _release(
-    m: Nodes,
     trial: np.ndarray,
-    jb: Jobs,
-    running: np.ndarray,
-    out_jobs: np.ndarray,
-    out_nodes: np.ndarray,
-    seg: np.ndarray,
-    e: int,
+    trial_total: np.ndarray,
+    capacity: np.ndarray,
+    exclusive: bool,
+    per_chunk: np.ndarray,
+    job: int,
+    nodes: np.ndarray,
+    lo: int,
+    hi: int,
 ) -> None:
-    """Give back, on ``trial``, the nodes of the ``e``-th job of (running..., started now...)."""
-    nr = len(running)
-    if e < nr:
-        r = running[e]
-        lo = jb.placement_ptr[r]
-        give(m, trial, jb.per_chunk[r], jb.placement_nodes[lo : lo + jb.chunks[r]])
-    else:
-        q = e - nr
-        r = out_jobs[q]
-        give(m, trial, jb.per_chunk[r], out_nodes[seg[q] : seg[q] + jb.chunks[r]])
+    """Give back, on ``trial`` and its per-type totals, the nodes ``nodes[lo:hi]`` of ``job``."""
+    n_res = trial.shape[1]
+    for c in range(lo, hi):
+        i = nodes[c]
+        for r in range(n_res):
+            a = capacity[i, r] - trial[i, r] if exclusive else per_chunk[job, r]
+            trial[i, r] += a
+            trial_total[r] += a
+
+
+@njit(cache=True)
+def _backfill(
+    m: Nodes,
+    free: np.ndarray,
+    total: np.ndarray,
+    extra: np.ndarray,
+    limit: np.ndarray,
+    limit_total: np.ndarray,
+    per_chunk: np.ndarray,
+    j: int,
+    chunks: int,
+    ends_in_time: bool,
+    out_nodes: np.ndarray,
+    pos: int,
+) -> int:
+    """Backfill job ``j`` if it may start now without delaying the reservation.
+
+    A job predicted to end by the reservation needs only to fit ``free``; any other must
+    fit ``limit`` = min(free, extra) node by node, and then takes from both ``free`` and
+    ``extra``. Returns the units taken from ``free``, or -1 if ``j`` does not start.
+    """
+    v = per_chunk[j]
+    placed = out_nodes[pos : pos + chunks]
+    if ends_in_time:
+        if not place(m, free, chunks, v, out_nodes, pos):
+            return -1
+        taken = _take(m, free, total, v, placed)
+        for node in placed:
+            for r in range(free.shape[1]):
+                low = min(free[node, r], extra[node, r])
+                limit_total[r] += low - limit[node, r]
+                limit[node, r] = low
+        return taken
+    # a placement within the limit is one within what is free now
+    if not place(m, limit, chunks, v, out_nodes, pos):
+        return -1
+    take(m, extra, v, placed)
+    _take(m, limit, limit_total, v, placed)
+    return _take(m, free, total, v, placed)
 
 
 @njit(cache=True)
@@ -184,20 +294,29 @@ def easy_kernel(
     mats = np.empty((3, st.free.shape[0], st.free.shape[1]), dtype=np.int64)
     free = mats[0]
     free[:] = st.free
-    left = free.sum()
+    total = _totals(free)
+    left = total.sum()
     order = _order(queue, pred, False) if ru.reserve_shortest else queue
-    ints = np.empty(nq + chunks[queue].max() if nq else 1, dtype=np.int64)
-    seg = ints[:nq]
+    seg = np.empty(nq, dtype=np.int64)
     k = 0
     pos = 0
     # 1. start jobs in reservation order while they fit
     i = 0
+    n_res = free.shape[1]
     while i < nq:
         j = order[i]
         c = chunks[j]
-        if not place(m, free, c, per[j], out_nodes, pos):
+        may_fit = True
+        for r in range(n_res):
+            if c * per[j, r] > total[r]:
+                may_fit = False
+                break
+        if not may_fit:
             break
-        left -= take(m, free, per[j], out_nodes[pos : pos + c])
+        taken = _start(m, free, total, per, j, c, out_nodes, pos)
+        if taken < 0:
+            break
+        left -= taken
         out_jobs[k] = j
         seg[k] = pos
         k += 1
@@ -210,8 +329,8 @@ def easy_kernel(
     hc = chunks[head]
     hv = per[head]
     # 2. reservation: release jobs by predicted end until the head job fits
-    total = nr + k
-    ends = np.empty(total, dtype=np.float64)
+    n_ends = nr + k
+    ends = np.empty(n_ends, dtype=np.float64)
     for q in range(nr):
         r = running[q]
         ends[q] = jb.start[r] + ru.factor * pred[r]
@@ -220,21 +339,44 @@ def easy_kernel(
     idx = np.argsort(ends, kind="mergesort")
     trial = mats[1]
     trial[:] = free
+    trial_total = total.copy()
+    cap = m.capacity
+    ptr = jb.placement_ptr
     shadow = now
     q = 0
-    while q < total and not fits(m, trial, hc, hv):
+    while q < n_ends:
+        enough = True  # the per-type totals first: cheap, and exact on one node
+        for r in range(n_res):
+            if hc * hv[r] > trial_total[r]:
+                enough = False
+                break
+        if enough and fits(m, trial, hc, hv):
+            break
         e = idx[q]
-        _release(m, trial, jb, running, out_jobs, out_nodes, seg, e)
+        if e < nr:
+            rj = running[e]
+            _release(trial, trial_total, cap, m.exclusive, per, rj, jb.placement_nodes, ptr[rj], ptr[rj + 1])
+        else:
+            rj = out_jobs[e - nr]
+            lo = seg[e - nr]
+            _release(trial, trial_total, cap, m.exclusive, per, rj, out_nodes, lo, lo + chunks[rj])
         shadow = ends[e]
         q += 1
     predicted_shadow = shadow
     if shadow < now:  # predictions already outlived: the scheduler thinks they are free now
         shadow = now
     # every job predicted to end by the reservation frees its resources then, too
-    while ru.extra_all and q < total and ends[idx[q]] <= shadow:
-        _release(m, trial, jb, running, out_jobs, out_nodes, seg, idx[q])
+    while ru.extra_all and q < n_ends and ends[idx[q]] <= shadow:
+        e = idx[q]
+        if e < nr:
+            rj = running[e]
+            _release(trial, trial_total, cap, m.exclusive, per, rj, jb.placement_nodes, ptr[rj], ptr[rj + 1])
+        else:
+            rj = out_jobs[e - nr]
+            lo = seg[e - nr]
+            _release(trial, trial_total, cap, m.exclusive, per, rj, out_nodes, lo, lo + chunks[rj])
         q += 1
-    held = ints[nq : nq + hc]
+    held = np.empty(hc, dtype=np.int64)
     if not place(m, trial, hc, hv, held, 0):  # pragma: no cover - the head fits an empty machine
         return k, pos
     take(m, trial, hv, held)
@@ -250,30 +392,40 @@ def easy_kernel(
         fit = np.empty(len(rest), dtype=np.int64)
         nf = 0
         for j in rest:
-            if fits(m, free, chunks[j], per[j]):
+            c = chunks[j]
+            may_fit = True
+            for r in range(n_res):
+                if c * per[j, r] > total[r]:
+                    may_fit = False
+                    break
+            if may_fit and fits(m, free, c, per[j]):
                 fit[nf] = j
                 nf += 1
         rest = _order(fit[:nf], pred, False)
-    limit = mats[2]
+    limit = mats[2]  # what a job that ends after the reservation may use: min(free, extra)
     np.minimum(free, extra, limit)
-    n_res = free.shape[1]
+    limit_total = _totals(limit)
     for j in rest:
         c = chunks[j]
-        v = per[j]
-        if not place(m, free, c, v, out_nodes, pos):
+        may_fit = True
+        for r in range(n_res):
+            if c * per[j, r] > total[r]:
+                may_fit = False
+                break
+        if not may_fit:
             continue
-        placed = out_nodes[pos : pos + c]
-        if now + ru.factor * pred[j] <= shadow:
-            left -= take(m, free, v, placed)
-            for node in placed:
-                for r in range(n_res):
-                    limit[node, r] = min(free[node, r], extra[node, r])
-        elif place(m, limit, c, v, out_nodes, pos):
-            left -= take(m, free, v, placed)
-            take(m, extra, v, placed)
-            take(m, limit, v, placed)
-        else:
+        ends_in_time = now + ru.factor * pred[j] <= shadow
+        if not ends_in_time:
+            for r in range(n_res):
+                if c * per[j, r] > limit_total[r]:
+                    may_fit = False
+                    break
+            if not may_fit:
+                continue
+        taken = _backfill(m, free, total, extra, limit, limit_total, per, j, c, ends_in_time, out_nodes, pos)
+        if taken < 0:
             continue
+        left -= taken
         out_jobs[k] = j
         k += 1
         pos += c
@@ -326,19 +478,31 @@ def easy_decide(
 
 
 @njit(cache=True)
-def easy_decide_in_order(
+def easy_decide_first(
     mem: np.ndarray,
     prediction: np.ndarray,
     start: np.ndarray,
     now: float,
-    order: np.ndarray,
+    first: int,
     rule: EasyRuleArg,
     out: np.ndarray,
     reservation: np.ndarray,
 ) -> tuple[int, int]:
-    """:func:`easy_decide` with the waiting jobs taken in ``order`` (all of them, each once)."""
+    """:func:`easy_decide` with waiting job ``first`` moved to the head of the queue.
+
+    The other waiting jobs keep their arrival order; ``first`` is the one that gets the
+    reservation if it does not fit.
+    """
     n = len(start)
-    state = state_of(mem, now, order)
+    queue = state_of(mem, now, out[:0]).queue
+    order = np.empty(len(queue) + 1, dtype=np.int64)
+    order[0] = first
+    k = 1
+    for j in queue:
+        if j != first:
+            order[k] = j
+            k += 1
+    state = state_of(mem, now, order[:k])
     jobs = jobs_of(mem, prediction, start)
     return easy_kernel(nodes_of(mem), jobs, state, rule, out[:n], out[n:], reservation)
 
@@ -367,7 +531,7 @@ def load_kernels() -> None:
     for flag in (False, True):
         rule = (1.0, flag, flag, flag)
         easy_decide(mem, prediction, start, now, rule, out, reservation)
-        easy_decide_in_order(mem, prediction, start, now, out[:1].copy(), rule, out, reservation)
+        easy_decide_first(mem, prediction, start, now, 0, rule, out, reservation)
     out_jobs = out[:3]
     out_nodes = out[3:]
     sim.view.fits(1)

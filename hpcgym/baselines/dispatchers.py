@@ -40,12 +40,13 @@ class _Buffers:
     ``out[:n]`` receives the jobs to start, ``out[n:]`` their placements (n jobs).
     """
 
-    __slots__ = ("n", "out", "view")
+    __slots__ = ("_decision", "n", "out", "view")
 
     def __init__(self) -> None:
         self.view: SystemView | None = None
         self.out = np.zeros(0, dtype=np.int64)
         self.n = 0
+        self._decision = Decision(self.out, self.out)
 
     def ready(self, view: SystemView) -> _Buffers:
         if self.view is not view:
@@ -55,8 +56,12 @@ class _Buffers:
         return self
 
     def decision(self, jobs: int, nodes: int) -> Decision:
+        """The kernel's answer (one Decision object, refilled on every call)."""
         n = self.n
-        return Decision(self.out[:jobs], self.out[n : n + nodes])
+        d = self._decision
+        d.jobs = self.out[:jobs]
+        d.nodes = self.out[n : n + nodes]
+        return d
 
     def __reduce__(self) -> tuple[type, tuple[()]]:
         return _Buffers, ()  # a copy starts empty and is sized on its next call
@@ -77,7 +82,10 @@ class FCFS(DispatcherBase):
         load_kernels()
         self._out.ready(view)
 
-    def __call__(self, view: SystemView) -> Decision:
+    def __call__(self, view: SystemView) -> Decision | tuple[()]:
+        queue = view.queue
+        if not view.fits(queue[0]):  # usual at FCFS's decision points: a later job fits, not the first
+            return ()
         out = self._out.ready(view)
         return out.decision(*fcfs_decide(*view.kernel_inputs(), out.out))
 
