@@ -22,7 +22,7 @@ from hpcgym.baselines._kernels import (
     RES_TIME,
     RESERVATION_FIELDS,
     easy_decide,
-    easy_decide_in_order,
+    easy_decide_first,
     fcfs_decide,
     list_decide,
     load_kernels,
@@ -210,21 +210,20 @@ class EasyBackfilling(DispatcherBase):
                 )
         return decision
 
-    def decide(self, view: SystemView, order: np.ndarray | None = None) -> Decision:
-        """This decision, with the waiting jobs taken in ``order`` instead of arrival order.
+    def decide(self, view: SystemView, first: int | None = None) -> Decision:
+        """This decision, with waiting job ``first`` taken as the head of the queue.
 
-        ``order`` (all waiting jobs, each once) replaces the queue: its first job that
-        does not fit gets the reservation. The environment's ``backfill="easy"`` mode
-        uses it to reserve for the job the agent chose. :attr:`reservation` then holds
-        ``[head, time, predicted time]`` (indices ``RES_HEAD``, ``RES_TIME``,
+        ``first`` goes before the other waiting jobs (which keep their order): if it
+        does not fit, it gets the reservation. The environment's ``backfill="easy"``
+        mode uses it to reserve for the job the agent chose. :attr:`reservation` then
+        holds ``[head, time, predicted time]`` (indices ``RES_HEAD``, ``RES_TIME``,
         ``RES_PREDICTED_TIME`` of :mod:`hpcgym.baselines._kernels`).
         """
         out = self._out.ready(view)
-        if order is None:
+        if first is None:
             counts = easy_decide(*view.kernel_inputs(), self._rule, out.out, self.reservation)
         else:
-            q = np.array(order, dtype=np.int64)  # a copy: the queue's buffer changes as jobs start
-            counts = easy_decide_in_order(*view.kernel_inputs(), q, self._rule, out.out, self.reservation)
+            counts = easy_decide_first(*view.kernel_inputs(), first, self._rule, out.out, self.reservation)
         return out.decision(*counts)
 
     def extras(self) -> dict[str, object]:

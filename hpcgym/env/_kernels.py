@@ -237,3 +237,42 @@ def job_mask(mask: np.ndarray, fits: np.ndarray, any_job: bool, can_advance: boo
     for i in range(n, k):
         mask[i] = False
     mask[k] = can_advance
+
+
+ACCRUED_BSLD = 1
+ACCRUED_WAIT_HOURS = 2
+
+
+@njit(cache=True)
+def accrued_sum(
+    start: np.ndarray,
+    submit: np.ndarray,
+    runtime: np.ndarray,
+    counted: np.ndarray,
+    lo: int,
+    hi: int,
+    now: float,
+    kind: int,
+    tau: float,
+) -> float:
+    """Sum over jobs ``lo .. hi - 1`` of ``counted[j]`` times their accrued value now.
+
+    A job's wait is ``start - submit`` once started, ``now - submit`` before. The value
+    is its bounded slowdown ``max(1, (wait + runtime) / max(tau, runtime))``
+    (``kind`` = :data:`ACCRUED_BSLD`) or its wait in hours (:data:`ACCRUED_WAIT_HOURS`),
+    the definitions of :func:`hpcgym.metrics.bounded_slowdown` and the ``wait`` reward.
+    """
+    total = 0.0
+    for j in range(lo, hi):
+        c = counted[j]
+        if c == 0.0:
+            continue
+        s = start[j]
+        wait = (now if np.isnan(s) else s) - submit[j]
+        if kind == ACCRUED_BSLD:
+            r = runtime[j]
+            v = (wait + r) / (tau if tau > r else r)
+            total += c * (v if v > 1.0 else 1.0)
+        else:
+            total += c * (wait / 3600.0)
+    return total

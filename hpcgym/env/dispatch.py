@@ -391,9 +391,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         assert sim is not None
         view = sim.view
         while True:
-            q = view.queue
-            order = np.concatenate(((j,), q[q != j]))
-            decision = self._backfiller.decide(view, order)
+            decision = self._backfiller.decide(view, first=j)
             if len(decision):
                 sim.start(decision)
             if not sim.advance(every_event=True):  # pragma: no cover - j still waits

@@ -30,7 +30,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from hpcgym.metrics import bounded_slowdown
+from hpcgym.env import _kernels
+from hpcgym.metrics import TAU, bounded_slowdown
 from hpcgym.registry import Registry, summary_line
 from hpcgym.sim import SystemView
 
@@ -114,11 +115,18 @@ class _Accrued(RewardTerm):
         self._prev = 0.0
         self._time = -np.inf
 
+    kernel: ClassVar[int] = 0
+    """A compiled twin of :meth:`value` in :func:`hpcgym.env._kernels.accrued_sum`
+    (``ACCRUED_*``), used instead of it; 0 for none (a subclass's own :meth:`value`)."""
+
     def value(self, wait: np.ndarray, runtime: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
     def _segment(self, o: Outcome, lo: int, hi: int, now: float) -> float:
         view = o.view
+        if self.kernel:
+            start, submit, k = view.start, view.submit, self.kernel
+            return float(_kernels.accrued_sum(start, submit, o.runtime, o.counted, lo, hi, now, k, TAU))
         start = view.start[lo:hi]
         wait = np.where(np.isnan(start), now, start) - view.submit[lo:hi]
         return float(np.dot(self.value(wait, o.runtime[lo:hi]), o.counted[lo:hi]))
@@ -151,6 +159,7 @@ class BsldDense(_Accrued):
     """Dense bounded-slowdown increments; an episode's costs sum to its total bsld."""
 
     name = "bsld"
+    kernel = _kernels.ACCRUED_BSLD
 
     def value(self, wait: np.ndarray, runtime: np.ndarray) -> np.ndarray:
         return bounded_slowdown(wait, runtime)
@@ -161,6 +170,7 @@ class WaitDense(_Accrued):
     """Dense waiting-time increments in hours; an episode's costs sum to its total wait."""
 
     name = "wait"
+    kernel = _kernels.ACCRUED_WAIT_HOURS
 
     def value(self, wait: np.ndarray, runtime: np.ndarray) -> np.ndarray:
         return wait / 3600.0
