@@ -52,7 +52,7 @@ import numbers
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +61,7 @@ import numpy as np
 from hpcgym.cli import command
 from hpcgym.errors import InvalidConfigError
 from hpcgym.machine import Machine, make_machine
+from hpcgym.predictors import Predictor
 from hpcgym.workload import LoadReport, Workload
 
 RESOURCES = ("cores", "gpus", "mics", "mem_gb")
@@ -340,11 +341,19 @@ def _check_machine(m: Machine, p: EuroraParams) -> np.ndarray:
             raise InvalidConfigError(
                 f"machine {m.name!r} has no resource {r!r}; the generator asks for {RESOURCES}"
             )
+    qmax = np.array([m.queues[q][0] for q in p.queues], dtype=np.float64)
+    for q, row, limit in zip(p.queues, p.class_mix, qmax, strict=True):
+        for c, share, (lo, _) in zip(CLASS_NAMES, row, p.class_bounds_s, strict=True):
+            if share > 0 and lo > limit:
+                raise InvalidConfigError(
+                    f"EuroraParams.class_mix[{q}]: class {c} runs at least {lo} s, longer than queue "
+                    f"{q}'s maximum wall-time on machine {m.name!r} ({limit:g} s); give it share 0"
+                )
     cap = np.asarray(m.capacity)[:, [m.resources.index(r) for r in RESOURCES]]
     most = max(max(p.cores_choices), max(p.node_cores_choices))
     if most > cap[:, 0].max():
         raise InvalidConfigError(f"EuroraParams: {most} cores per chunk exceed machine {m.name!r}'s nodes")
-    return np.array([m.queues[q][0] for q in p.queues], dtype=np.float64)
+    return qmax
 
 
 def _group_starts(keys: np.ndarray) -> np.ndarray:
@@ -374,6 +383,21 @@ def _codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rank = np.empty(len(uniq), dtype=np.int64)
     rank[order] = np.arange(len(uniq))
     return rank[inverse.reshape(-1)], uniq[order]
+
+
+def name_prefix(workload: Workload) -> Callable[[int], str]:
+    """A job-name prefix function for :class:`~hpcgym.predictors.ProfilePredictor`.
+
+    The predictor sees job names as codes (``workload.executable``); this maps a code to
+    its name without the trailing number (``run_a2`` -> ``run_a``), 001's "same prefix".
+    """
+    names = workload.names.get("job_name", ())
+    prefixes = [n.rstrip("0123456789") for n in names]
+
+    def prefix(code: int) -> str:
+        return prefixes[code] if 0 <= code < len(prefixes) else ""
+
+    return prefix
 
 
 def _letters(k: int) -> str:
@@ -721,17 +745,18 @@ def shares(workload: Workload) -> dict[str, float]:
     return out
 
 
-def offline_predictions(workload: Workload, predictor: str = "profile") -> np.ndarray:
+def offline_predictions(workload: Workload, predictor: str | Predictor = "profile") -> np.ndarray:
     """Every job's prediction at submission, each job running as soon as it arrives.
 
     001 section 5.1 evaluates its predictor this way, off-line over the log: a job's
     run time becomes known at ``submit + runtime`` (terminations before submissions at
     the same instant). ``predictor`` is a name of :func:`hpcgym.predictors.make_predictor`
-    (``walltime`` or ``W``, ``profile`` or ``D``, ...).
+    (``walltime`` or ``W``, ``profile`` or ``D``, ...) or a predictor (e.g.
+    ``ProfilePredictor(name_prefix=...)``, whose prefix rules only the Python API sets).
     """
     from hpcgym.predictors import make_predictor
 
-    pr = make_predictor(predictor)
+    pr = make_predictor(predictor) if isinstance(predictor, str) else predictor
     pr.reset(workload if pr.needs_runtime else workload.public)
     n = len(workload)
     submit = np.asarray(workload.submit, dtype=np.float64)
@@ -752,7 +777,7 @@ def offline_predictions(workload: Workload, predictor: str = "profile") -> np.nd
     return first
 
 
-def prediction_mae_minutes(workload: Workload, predictor: str = "profile") -> float:
+def prediction_mae_minutes(workload: Workload, predictor: str | Predictor = "profile") -> float:
     """Mean absolute error in minutes of :func:`offline_predictions` (001: D 38.9, W 225.1)."""
     first = offline_predictions(workload, predictor)
     return float(np.abs(first - np.asarray(workload.runtime)).mean() / 60.0)
@@ -833,4 +858,13 @@ command("generate", "generate a synthetic workload (eurora: calibrated to 001 an
     _configure_generate
 )(_generate)
 
-__all__: Sequence[str] = ("CLASS_NAMES", "EuroraParams", "eurora", "job_class", "shares")
+__all__: Sequence[str] = (
+    "CLASS_NAMES",
+    "EuroraParams",
+    "eurora",
+    "job_class",
+    "name_prefix",
+    "offline_predictions",
+    "prediction_mae_minutes",
+    "shares",
+)

@@ -17,12 +17,14 @@ from hpcgym.generate import (
     EuroraParams,
     eurora,
     job_class,
+    name_prefix,
     offline_predictions,
     prediction_mae_minutes,
     shares,
 )
 from hpcgym.jobtable import read_jobs, write_jobs
 from hpcgym.machine import align_requests, make_machine
+from hpcgym.predictors import ProfilePredictor
 
 try:
     import pyarrow  # noqa: F401
@@ -181,6 +183,20 @@ def test_profiles_give_temporal_locality_the_profile_predictor_exploits():
     assert 0.15 < under < 0.35  # 002: 25.8 % underestimated
 
 
+def test_name_prefixes_let_the_profile_predictor_bridge_renames():
+    w = eurora(30_000, seed=12)
+    plain, prefixed = ProfilePredictor(), ProfilePredictor(name_prefix=name_prefix(w))
+    mae_plain = prediction_mae_minutes(w, plain)
+    mae_prefixed = prediction_mae_minutes(w, prefixed)
+    # rule 2 (same prefix, queue, wall-time, resources) answers for renamed profiles
+    assert (prefixed.rule == 2).sum() > 0 and (plain.rule == 2).sum() == 0
+    assert (prefixed.rule == 7).sum() < (plain.rule == 7).sum()
+    assert mae_prefixed < mae_plain
+    prefix = name_prefix(w)
+    assert [prefix(c) for c in range(3)] == [re.sub(r"\d+$", "", n) for n in w.names["job_name"][:3]]
+    assert prefix(-1) == ""  # a job without a name
+
+
 def test_names_share_prefixes_and_shift_with_numbers():
     w = eurora(20_000, seed=4)
     names = w.names["job_name"]
@@ -286,6 +302,8 @@ def test_cli_names_a_bad_output(tmp_path, capsys):
         ({"chunks_choices": (1, 2, 3, 4, 5)}, "chunks_choices"),
         ({"walltime_factor": (0.5, 2.0)}, "walltime_factor"),
         ({"mean_interarrival_s": 0}, "mean_interarrival_s"),
+        # 5-12 h jobs in debug, whose maximum wall-time is 30 min
+        ({"class_mix": ((0.999, 0.0, 0.001, 0.0), *EuroraParams().class_mix[1:])}, r"class_mix\[debug\]"),
     ],
 )
 def test_bad_parameters_are_named(change, field):
