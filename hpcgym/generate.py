@@ -39,8 +39,8 @@ unevenly they submit, session sizes, how often profiles are reused and shift, th
 within-class duration shapes, the noise around a profile's level, the request shapes of
 multi-core and multi-node jobs, and the memory per core. The mean inter-arrival time
 defaults to 30 s, half the real machine's 60 s: the papers call the Eurora workload heavy,
-and at 60 s this generator's jobs leave the machine mostly idle (see ``docs/WORKLOADS.md``
-for the measured waits at both).
+and at 60 s this generator's jobs keep about a quarter of the cores busy and hardly wait
+(``docs/WORKLOADS.md`` has the measured utilization and waits at both, and the commands).
 """
 
 from __future__ import annotations
@@ -165,6 +165,10 @@ class EuroraParams:
             values).
         rename_on_shift: share of shifts that also bump the number of the job name
             (``run_a1`` -> ``run_a2``; 001: "job1", "job2") (chosen).
+        resize_on_shift: share of shifts that also redraw the request's size within its
+            shape (cores of a one-node job; chunks and cores of a multi-node job; the
+            memory with them): 001's predictor allows "resources used to differ" for the
+            same name, queue and wall-time (its rule 3) (chosen).
         request_shape: shares of jobs asking for one core, one node with several
             cores, and several nodes (chunks): 62 / 33 / 5 % (issue 10: 95 % one node,
             62 % one core).
@@ -214,6 +218,7 @@ class EuroraParams:
     reuse_lag_mean: float = 3.0
     shift: float = 0.15
     rename_on_shift: float = 0.5
+    resize_on_shift: float = 0.3
     request_shape: tuple[float, ...] = (0.62, 0.33, 0.05)
     request_shape_longer: tuple[tuple[float, ...], ...] = (
         (0.05, 0.35, 0.60),
@@ -265,6 +270,7 @@ class EuroraParams:
             "new_profile",
             "shift",
             "rename_on_shift",
+            "resize_on_shift",
             "accelerators_two",
             "default_walltime",
         ):
@@ -540,18 +546,24 @@ def eurora(
     tag[by_user] = np.arange(npf) - _run_index(ustart)
 
     shape, accel = shape_of[roots], accel_of[roots]
-    chunks = np.ones(npf, dtype=np.int64)
-    cores = np.ones(npf, dtype=np.int64)
-    multi = shape == 1
-    cores[multi] = rng.choice(p.cores_choices, size=int(multi.sum()), p=p.cores_weights)
-    nodes = shape == 2
-    chunks[nodes] = rng.choice(p.chunks_choices, size=int(nodes.sum()), p=p.chunks_weights)
-    cores[nodes] = rng.choice(p.node_cores_choices, size=int(nodes.sum()), p=p.node_cores_weights)
+
+    def requests(shape: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Chunks, cores per chunk and memory per chunk for request shapes ``shape``."""
+        k = len(shape)
+        chunks = np.ones(k, dtype=np.int64)
+        cores = np.ones(k, dtype=np.int64)
+        multi = shape == 1
+        cores[multi] = rng.choice(p.cores_choices, size=int(multi.sum()), p=p.cores_weights)
+        nodes = shape == 2
+        chunks[nodes] = rng.choice(p.chunks_choices, size=int(nodes.sum()), p=p.chunks_weights)
+        cores[nodes] = rng.choice(p.node_cores_choices, size=int(nodes.sum()), p=p.node_cores_weights)
+        mem = np.ceil(cores * p.mem_per_core_gb * rng.lognormal(0.0, p.mem_sigma, k))
+        return chunks, cores, np.clip(mem, 1, 16).astype(np.int64)
+
+    chunks, cores, mem = requests(shape)
     amount = np.where(rng.random(npf) < p.accelerators_two, 2, 1)
     gpus = np.where(accel == 1, amount, 0)
     mics = np.where(accel == 2, amount, 0)
-    mem = np.ceil(cores * p.mem_per_core_gb * rng.lognormal(0.0, p.mem_sigma, npf))
-    mem = np.clip(mem, 1, 16).astype(np.int64)
 
     bounds = np.asarray(p.class_bounds_s, dtype=np.float64)
     lo_c, hi_c = bounds[:, 0], bounds[:, 1]
@@ -584,6 +596,15 @@ def eurora(
     level[by_prof] = level_sorted
     number = np.empty(ns, dtype=np.int64)
     number[by_prof] = number_sorted
+    # some shifts come with another size of the same shape (rule 3 of 001's predictor)
+    resize = shift & (rng.random(ns) < p.resize_on_shift)
+    spf = profile[by_prof]
+    new_chunks, new_cores, new_mem = requests(shape[spf])
+    since = _run_index(pstart | resize)
+    s_chunks, s_cores, s_mem = (np.empty(ns, dtype=np.int64) for _ in range(3))
+    s_chunks[by_prof] = np.where(pstart, chunks[spf], new_chunks)[since]
+    s_cores[by_prof] = np.where(pstart, cores[spf], new_cores)[since]
+    s_mem[by_prof] = np.where(pstart, mem[spf], new_mem)[since]
 
     # jobs
     js = np.repeat(np.arange(ns), size)
@@ -633,8 +654,8 @@ def eurora(
         "queue": tuple(p.queues[q] for q in queue_ids.tolist()),
     }
 
-    per_chunk = np.column_stack([cores[jp], gpus[jp], mics[jp], mem[jp]]).astype(np.int64)
-    job_chunks = chunks[jp].astype(np.int64)
+    per_chunk = np.column_stack([s_cores[js], gpus[jp], mics[jp], s_mem[js]]).astype(np.int64)
+    job_chunks = s_chunks[js]
     estimate = walltime[jp].astype(np.float64)
     job_id = np.arange(1, n + 1, dtype=np.int64)
     procs = int(np.asarray(m.capacity)[:, m.resources.index("cores")].sum())

@@ -190,6 +190,7 @@ def test_name_prefixes_let_the_profile_predictor_bridge_renames():
     mae_prefixed = prediction_mae_minutes(w, prefixed)
     # rule 2 (same prefix, queue, wall-time, resources) answers for renamed profiles
     assert (prefixed.rule == 2).sum() > 0 and (plain.rule == 2).sum() == 0
+    assert (plain.rule == 3).sum() > 0  # same name, queue and wall-time; another size
     assert (prefixed.rule == 7).sum() < (plain.rule == 7).sum()
     assert mae_prefixed < mae_plain
     prefix = name_prefix(w)
@@ -204,10 +205,15 @@ def test_names_share_prefixes_and_shift_with_numbers():
     assert all(pattern.match(n) for n in names)
     prefixes = {pattern.match(n).group(1) for n in names}  # type: ignore[union-attr]
     assert len(prefixes) < len(names)  # some prefixes carry several numbers: run_a1, run_a2
-    # a user's job name keeps its queue, wall-time and request: a profile
-    key = np.column_stack([w.user, w.executable, w.queue, w.estimate, w.chunks, w.per_chunk])
+    # a user's job name keeps its queue, wall-time and kind of request (one core, one
+    # node, several nodes; GPUs, MICs), while its size may change (001's rule 3)
+    per = w.per_chunk
+    kind = np.column_stack([w.chunks == 1, per[:, 0] == 1, per[:, 1], per[:, 2]])
+    key = np.column_stack([w.user, w.executable, w.queue, w.estimate, kind])
     assert len(np.unique(key, axis=0)) == len(np.unique(key[:, :2], axis=0))
     assert len(np.unique(key[:, :2], axis=0)) > len(names)  # users name jobs alike
+    sized = np.column_stack([key, w.chunks, per[:, 0]])
+    assert len(np.unique(sized, axis=0)) > len(np.unique(key, axis=0))
     # users submit unevenly
     counts = np.bincount(w.user)
     assert counts.max() > 10 * np.median(counts)
