@@ -26,9 +26,9 @@ that their studies can be re-run by anyone:
   user submitting a run of jobs of one profile, most in the same second), sessions arrive
   as a Poisson process; ``load`` divides every inter-arrival time (004 section 3.4);
 * **users and job names** (001 section 3): users own job profiles (name prefix such as
-  ``run_a``, queue, wall-time and request fixed); a profile's durations stay around one
-  level for a while and then shift to another, and the numbered name (``run_a1``,
-  ``run_a2``) sometimes changes with the shift. This is the temporal locality 001's
+  ``run_a``, queue, wall-time and kind of request fixed); a profile's durations stay
+  around one level for a while and then shift to another; the numbered name (``run_a1``,
+  ``run_a2``) and the size of the request sometimes change with the shift. This is the temporal locality 001's
   profile predictor (``profile``, alias ``D``) exploits.
 
 Every parameter, and what it is calibrated to, is a field of :class:`EuroraParams`;
@@ -452,7 +452,11 @@ def eurora(
     (a new profile gets a user, a name prefix, a request and a wall-time); a profile's
     duration level is drawn when it starts and redrawn at each shift; each job runs its
     session's level times log-normal noise, kept within its class and wall-time. Jobs
-    are in submission order; their ids are 1..n.
+    are in submission order; their ids are 1..n. Submit times and run times are whole
+    seconds (PBS logs them so), the first job is submitted at 0, and submit times are
+    rounded down after ``load`` divides the gaps. The first ``n`` jobs of a larger
+    workload of the same seed are not the ``n`` jobs of ``eurora(n, seed)``: the draws
+    are made for whole sessions, in batches sized by ``n_jobs``.
 
     Args:
         n_jobs: how many jobs.

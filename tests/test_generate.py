@@ -101,6 +101,7 @@ def test_every_job_fits_eurora_and_its_queue(big):
     assert (w.estimate <= qmax).all() and (w.estimate > 0).all()
     assert (w.runtime <= w.estimate).all() and (w.runtime >= 1).all()
     assert (w.runtime == np.floor(w.runtime)).all() and (np.diff(w.submit) >= 0).all()
+    assert w.submit[0] == 0 and (w.submit == np.floor(w.submit)).all()
     # the queue default (its maximum) is what most jobs ask for
     assert np.mean(w.estimate == qmax) > 0.8
     # medium and long jobs only where the queue allows them
@@ -229,6 +230,17 @@ def test_queues_form_under_easy_by_default():
     assert wait.max() > 3600
 
 
+@pytest.mark.parametrize("policy", ["fcfs", "sjf-list", "ljf-list", "easy", "easy++"])
+@pytest.mark.parametrize("predictor", ["walltime", "profile", "real"])
+def test_every_job_runs_under_the_papers_dispatchers(policy, predictor):
+    from hpcgym.runner import run_policy
+
+    w = eurora(1500, seed=5).window(1200, 100).scale_load(1.5)
+    s = run_policy(w, policy, predictor, progress=False).schedule
+    assert np.isfinite(s.end).all() and (s.start >= w.submit).all()
+    assert np.allclose(s.end - s.start, w.runtime)
+
+
 def test_cli_generates_a_table_that_simulates(tmp_path, capsys):
     path = tmp_path / "jobs.csv"
     assert main(["generate", "eurora", "--jobs", "2000", "--seed", "3", "-o", str(path)]) == 0
@@ -257,6 +269,25 @@ def test_cli_generates_a_table_that_simulates(tmp_path, capsys):
     again = tmp_path / "again.csv"
     assert main(["generate", "eurora", "--jobs", "2000", "--seed", "3", "-o", str(again), "--quiet"]) == 0
     assert again.read_bytes() == path.read_bytes()
+
+
+def test_cli_stats_are_the_shares_and_the_maes(tmp_path, capsys):
+    path = tmp_path / "jobs.csv.gz"
+    assert (
+        main(["generate", "eurora", "--jobs", "3000", "--seed", "9", "-o", str(path), "--stats", "--quiet"])
+        == 0
+    )
+    out = capsys.readouterr()
+    stats = json.loads(out.out)
+    assert out.err == ""
+    w = eurora(3000, seed=9)
+    expected = shares(w)
+    assert stats["jobs"] == 3000
+    for key, value in expected.items():
+        assert stats[key] == pytest.approx(value, abs=1e-6), key
+    assert stats["mae_min:W"] == pytest.approx(prediction_mae_minutes(w, "W"), abs=1e-6)
+    assert stats["mae_min:D"] == pytest.approx(prediction_mae_minutes(w, "D"), abs=1e-6)
+    assert len(read_jobs(path)) == 3000
 
 
 @pytest.mark.skipif(not HAS_PYARROW, reason="pyarrow not installed")
