@@ -9,6 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hpcgym.cli import main
 from hpcgym.errors import InvalidConfigError
@@ -107,6 +110,44 @@ def test_every_job_fits_eurora_and_its_queue(big):
     # medium and long jobs only where the queue allows them
     debug = w.queue == w.names["queue"].index("debug")
     assert (job_class(w)[debug] == 0).all()
+
+
+def check_invariants(w) -> None:
+    """What every generated workload satisfies, whatever its size, seed, load or parameters."""
+    m = make_machine("eurora")
+    n = len(w)
+    assert w.job_id.tolist() == list(range(1, n + 1))
+    _, _, code = align_requests(m, w.resources, w.chunks, w.per_chunk)
+    assert (code == 0).all()
+    per = w.per_chunk
+    assert not ((per[:, 1] > 0) & (per[:, 2] > 0)).any()
+    assert (per[:, 3] >= 1).all() and (per[:, 3] <= 16).all()
+    qmax = np.array([m.queues[w.names["queue"][q]][0] for q in w.queue])
+    assert (w.estimate <= qmax).all()
+    assert (w.runtime >= 1).all() and (w.runtime <= w.estimate).all() and (w.runtime <= 86400).all()
+    assert w.submit[0] == 0 and (np.diff(w.submit) >= 0).all()
+    assert all(len(w.names[c]) == len(set(w.names[c])) for c in w.names)
+    for attr, column in (("user", "user"), ("executable", "job_name"), ("queue", "queue")):
+        codes = getattr(w, attr)
+        first = np.unique(codes, return_index=True)[1]
+        assert np.array_equal(np.argsort(first, kind="stable"), np.arange(len(first)))  # first-seen order
+        assert codes.max() == len(w.names[column]) - 1
+
+
+@settings(max_examples=examples(25))
+@given(
+    n=st.integers(1, 600),
+    seed=st.integers(0, 2**32 - 1),
+    load=st.floats(0.05, 20.0),
+    shift=st.floats(0.0, 1.0),
+    new_profile=st.floats(0.0, 1.0),
+    same_second=st.floats(0.0, 1.0),
+)
+def test_any_size_seed_load_and_locality_give_valid_jobs(n, seed, load, shift, new_profile, same_second):
+    p = dataclasses.replace(EuroraParams(), shift=shift, new_profile=new_profile, same_second=same_second)
+    w = eurora(n, seed=seed, load=load, params=p)
+    assert len(w) == n
+    check_invariants(w)
 
 
 def test_memory_grows_with_cores(big):
