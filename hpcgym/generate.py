@@ -495,6 +495,10 @@ def eurora(
         * np.clip(p.shape_mix(), 0.0, None)[None, :, :, None]
         * np.asarray(p.accelerator)[None, None, None, :]
     )
+    n_shapes, n_acc = job_share.shape[2:]
+    per_class = (
+        n_shapes * n_acc
+    )  # kinds are numbered ((queue * classes + class) * shapes + shape) * accs + acc
     sess_w = (job_share / mean_size[None, :, None, None]).reshape(-1)
     expected_size = 1.0 / sess_w.sum()
     sess_p = sess_w / sess_w.sum()
@@ -506,7 +510,7 @@ def eurora(
     while total < n:
         batch = int((n - total) / expected_size * 1.1) + 16
         k = rng.choice(len(sess_p), size=batch, p=sess_p)
-        s = rng.geometric(1.0 / mean_size[(k // 9) % nc])
+        s = rng.geometric(1.0 / mean_size[(k // per_class) % nc])
         kinds.append(k)
         sizes.append(s)
         total += int(s.sum())
@@ -515,8 +519,8 @@ def eurora(
     ns = int(np.searchsorted(np.cumsum(size), n)) + 1
     kind, size = kind[:ns], size[:ns].copy()
     size[-1] -= int(size.sum()) - n
-    q_of, c_of = kind // (nc * 9), (kind // 9) % nc
-    shape_of, accel_of = (kind // 3) % 3, kind % 3
+    q_of, c_of = kind // (nc * per_class), (kind // per_class) % nc
+    shape_of, accel_of = (kind // n_acc) % n_shapes, kind % n_acc
 
     # profiles: a session repeats the profile of a recent session of its kind, or starts one
     by_kind = np.argsort(kind, kind="stable")
