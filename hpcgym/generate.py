@@ -495,10 +495,9 @@ def eurora(
         * np.clip(p.shape_mix(), 0.0, None)[None, :, :, None]
         * np.asarray(p.accelerator)[None, None, None, :]
     )
+    # a kind's number is ((queue * classes + class) * shapes + shape) * accelerators + accelerator
     n_shapes, n_acc = job_share.shape[2:]
-    per_class = (
-        n_shapes * n_acc
-    )  # kinds are numbered ((queue * classes + class) * shapes + shape) * accs + acc
+    per_class = n_shapes * n_acc
     sess_w = (job_share / mean_size[None, :, None, None]).reshape(-1)
     expected_size = 1.0 / sess_w.sum()
     sess_p = sess_w / sess_w.sum()
