@@ -36,7 +36,7 @@ test: $(FULL_STAMP)
 long-test: $(FULL_STAMP)
 	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q -n 2 -m "not expensive" \
 		tests/test_properties.py tests/test_reference.py tests/test_env_baselines.py tests/test_workload.py \
-		tests/test_allocator.py tests/test_machine.py
+		tests/test_allocator.py tests/test_machine.py tests/test_generate.py
 
 bench: $(FULL_STAMP)
 	$(PY) -m pytest -q -n 2 -m expensive
