@@ -2,7 +2,7 @@
 
 >>> import gymnasium as gym
 >>> import hpcgym
->>> env = gym.make("hpcgym/Dispatch-v0", window_jobs=64)
+>>> env = gym.make("hpcgym/Dispatch-v1", window_jobs=64)
 >>> obs, info = env.reset(seed=1)
 >>> env.action_space
 Discrete(65)
@@ -11,16 +11,16 @@ Registered ids (``import hpcgym`` registers them):
 
 | id | action mode |
 |----|-------------|
-| ``hpcgym/Dispatch-v0`` | ``job``: start one of K waiting jobs or advance |
-| ``hpcgym/DispatchBackfill-v0`` | ``job`` with ``backfill="easy"`` |
-| ``hpcgym/DispatchPolicy-v0`` | ``policy``: pick the reference dispatcher of this decision |
+| ``hpcgym/Dispatch-v1`` | ``job``: start one of K waiting jobs or advance |
+| ``hpcgym/DispatchBackfill-v1`` | ``job`` with ``backfill="easy"`` |
+| ``hpcgym/DispatchPolicy-v1`` | ``policy``: pick the reference dispatcher of this decision |
 
 Render modes: ``"ansi"`` (a status line) and ``"rgb_array"`` (a picture of the machine and
 the queue, :mod:`hpcgym.env.rendering`), so stable-baselines3's ``make_vec_env`` works
 as is. Its ``SubprocVecEnv`` starts fresh interpreters, which know the ids only if they
 import hpcgym: a script that imports hpcgym at the top is re-imported in each one; from a
 notebook or a test, write the id with Gymnasium's module prefix,
-``make_vec_env("hpcgym:hpcgym/Dispatch-v0", vec_env_cls=SubprocVecEnv)``.
+``make_vec_env("hpcgym:hpcgym/Dispatch-v1", vec_env_cls=SubprocVecEnv)``.
 """
 
 from __future__ import annotations
