@@ -17,7 +17,7 @@ import hpcgym
 from hpcgym.env import DispatchEnv, FlattenDispatchObservation
 from hpcgym.env.dispatch import DispatchEnvV0
 from hpcgym.env.observations import DEFAULT_OBSERVATIONS, RESOURCE_OBSERVATIONS
-from hpcgym.errors import InvalidConfigError, UnknownNameError
+from hpcgym.errors import InvalidConfigError, InvalidDecisionError, UnknownNameError
 from hpcgym.jobtable import read_jobs
 from hpcgym.machine import Machine, make_machine
 from hpcgym.workload import Workload
@@ -243,3 +243,40 @@ def test_ansi_render_shows_each_resource_type() -> None:
     env.reset(seed=0)
     line = env.render()
     assert "cores:" in line and "gpus:" in line and "/64" in line
+
+
+@pytest.mark.parametrize("policy", ["fcfs", "sjf-list", "easy"])
+def test_reference_dispatchers_through_the_env_on_eurora_equal_their_direct_runs(policy: str) -> None:
+    from hpcgym.baselines import make_policy, preset_predictor
+    from hpcgym.env import run_via_env
+    from hpcgym.machine import fit_workload
+    from hpcgym.sim import Simulator
+
+    eur = make_machine("eurora")
+    nodes = [*eur.groups["gpu"][:2], *eur.groups["mic"][:2]]  # four Eurora nodes: jobs must wait
+    w = fit_workload(read_jobs(SAMPLE), Machine("eurora-4", eur.resources, eur.capacity[nodes]))
+    direct = Simulator(w, predictor=preset_predictor(policy)).run(make_policy(policy), progress=False)
+    via = run_via_env(w, policy)
+    np.testing.assert_array_equal(via.start, direct.start)
+    np.testing.assert_array_equal(via.end, direct.end)
+    np.testing.assert_array_equal(via.placement_nodes, direct.placement_nodes)
+    assert (direct.start > w.submit).sum() > 10  # jobs really waited for one another
+
+
+def test_place_starts_the_chosen_job_on_the_given_nodes_for_one_instant() -> None:
+    _, w = _gpu_machine()
+    env = DispatchEnv(trace=w, split="all", window_jobs=4, window_size=4)
+    env.reset(seed=0)
+    with pytest.raises(InvalidDecisionError, match="1 chunks but 2 nodes"):
+        env.place(0, [0, 1])
+    env.place(0, [1])  # the allocator (first-fit) would take node 0
+    env.step(0)
+    assert env.view.placement(0).tolist() == [1]
+    env.step(0)
+    assert env.view.placement(1).tolist() == [0]
+    # forgotten once time moves on: job 3 (CPU only) then goes where first-fit puts it
+    env.place(3, [1])
+    env.step(4)  # advance: both GPUs are taken, so the next instant is t=1000
+    assert env.view.now == 1000
+    env.step(1)
+    assert env.view.placement(3).tolist() == [0]

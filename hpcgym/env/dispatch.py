@@ -270,6 +270,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._backfiller = easy
         self.sim: Simulator | None = None
         self._mask = np.zeros(self.action_space.n, dtype=bool)
+        self._placements: dict[int, np.ndarray] = {}
         self._done = True
         self.decision_count = 0
         self.episode_offset = lo
@@ -293,6 +294,33 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         ('chunks', 'cores', 'gpus', 'mics', 'mem_gb')
         """
         return {name: b.features for name, b in self._builders.items()}
+
+    def place(self, job: int, nodes: Any) -> None:
+        """Start ``job`` on ``nodes`` if an action starts it before time moves on.
+
+        For adapters of dispatchers that place jobs themselves (EASY on nodes reserves
+        concrete nodes for the head job and backfills elsewhere): a ``job``-mode action
+        starts a job where the machine's allocation policy puts it, unless a placement
+        was given here for this instant. Placements are forgotten when the
+        environment advances to the next decision point.
+
+        Args:
+            job: the job (an index of ``env.view``).
+            nodes: one node index per chunk of the job (``view.chunks[job]`` of them).
+
+        Raises:
+            InvalidDecisionError: ``nodes`` has the wrong length; a placement that does
+                not fit when the job starts is refused by the engine with this error too.
+        """
+        sim = self.sim
+        if sim is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        j = operator.index(job)
+        ns = np.ascontiguousarray(nodes, dtype=np.int64).reshape(-1)
+        want = int(sim.view.chunks[j])
+        if len(ns) != want:
+            raise InvalidDecisionError(f"place: job {j} has {want} chunks but {len(ns)} nodes were given")
+        self._placements[j] = ns
 
     # ----------------------------------------------------------- episodes
     def window_offsets(self, count: int) -> list[int]:
@@ -364,6 +392,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         for d in self._dispatchers:
             d.reset(view)
         self._done = False
+        self._placements = {}
         self.decision_count = 0
         self._metrics: dict[str, Any] | None = None
         self._advance()
@@ -414,7 +443,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             if a < len(q):
                 j = int(q[a])
                 if view.queue_fits[a]:
-                    sim.start((j,))
+                    sim.start((j,), self._placements.pop(j, None))
                     self._after_start()
                     return False
                 if self._easy:
@@ -482,6 +511,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _advance(self) -> None:
         sim = self.sim
         assert sim is not None
+        self._placements.clear()  # placements hold for one instant's decision
         if sim.advance(self._every_event):
             self.decision_count += 1
             sim.decisions += 1
