@@ -15,6 +15,10 @@ Registered ids (``import hpcgym`` registers them):
 | ``hpcgym/DispatchBackfill-v1`` | ``job`` with ``backfill="easy"`` |
 | ``hpcgym/DispatchPolicy-v1`` | ``policy``: pick the reference dispatcher of this decision |
 
+The ``-v0`` ids of each stay registered (:class:`DispatchEnvV0`): they show the
+``jobs``, ``histograms`` and ``system`` parts on every machine, where ``v1`` adds
+``resources`` and ``requests`` on machines of more than one resource type.
+
 Render modes: ``"ansi"`` (a status line) and ``"rgb_array"`` (a picture of the machine and
 the queue, :mod:`hpcgym.env.rendering`), so stable-baselines3's ``make_vec_env`` works
 as is. Its ``SubprocVecEnv`` starts fresh interpreters, which know the ids only if they
@@ -34,8 +38,13 @@ from hpcgym.env.config import (
     RewardConfig,
     make_config,
 )
-from hpcgym.env.dispatch import DispatchEnv
-from hpcgym.env.observations import ObservationBuilder, observation_names, register_observation
+from hpcgym.env.dispatch import DispatchEnv, DispatchEnvV0
+from hpcgym.env.observations import (
+    ObservationBuilder,
+    default_observations,
+    observation_names,
+    register_observation,
+)
 from hpcgym.env.rendering import FRAME_SHAPE
 from hpcgym.env.rewards import RewardTerm, register_reward, reward_names
 from hpcgym.env.wrappers import FlattenDispatchObservation
@@ -45,6 +54,7 @@ __all__ = [
     "ActionConfig",
     "DispatchConfig",
     "DispatchEnv",
+    "DispatchEnvV0",
     "DispatcherPolicy",
     "EpisodeConfig",
     "FlattenDispatchObservation",
@@ -52,6 +62,7 @@ __all__ = [
     "ObservationConfig",
     "RewardConfig",
     "RewardTerm",
+    "default_observations",
     "make_config",
     "observation_names",
     "register_observation",
