@@ -20,9 +20,9 @@ import hpcgym  # noqa: F401 - registers the environment ids
 STEPS = 50_000
 REPEATS = 3
 CASES = (
-    ("hpcgym/Dispatch-v0", {"backfill": "none"}),
-    ("hpcgym/Dispatch-v0", {"backfill": "easy"}),
-    ("hpcgym/DispatchPolicy-v0", {}),
+    ("hpcgym/Dispatch-v1", {"backfill": "none"}),
+    ("hpcgym/Dispatch-v1", {"backfill": "easy"}),
+    ("hpcgym/DispatchPolicy-v1", {}),
 )
 
 

@@ -1,6 +1,6 @@
 """hpcgym: a Gymnasium environment and benchmark suite for HPC job dispatching.
 
-``import hpcgym`` registers the environment ids (``hpcgym/Dispatch-v0`` ...) with
+``import hpcgym`` registers the environment ids (``hpcgym/Dispatch-v1`` ...) with
 Gymnasium without importing Gymnasium itself: if it is not loaded yet, the ids are
 registered the moment it is, so ``import hpcgym.sim`` stays free of Gymnasium.
 """
@@ -28,11 +28,24 @@ from hpcgym.workload import LoadReport, Workload, load_default, read_swf, write_
 __version__ = "0.1.0"
 
 ENV_IDS: dict[str, dict[str, Any]] = {
+    "hpcgym/Dispatch-v1": {},
+    "hpcgym/DispatchBackfill-v1": {"backfill": "easy"},
+    "hpcgym/DispatchPolicy-v1": {"mode": "policy"},
     "hpcgym/Dispatch-v0": {},
     "hpcgym/DispatchBackfill-v0": {"backfill": "easy"},
     "hpcgym/DispatchPolicy-v0": {"mode": "policy"},
 }
-"""Registered environment ids and the keyword arguments each fixes (see ``hpcgym.env``)."""
+"""Registered environment ids and the keyword arguments each fixes (see ``hpcgym.env``).
+
+``v1`` is the current version; ``v0`` ids stay registered (entry point
+``DispatchEnvV0``) and differ only in their default observation on machines of more than
+one resource type (see the Version History of ``hpcgym.env.DispatchEnv``)."""
+
+ENTRY_POINTS = {
+    "v0": "hpcgym.env.dispatch:DispatchEnvV0",
+    "v1": "hpcgym.env.dispatch:DispatchEnv",
+}
+"""The class behind each version of :data:`ENV_IDS`."""
 
 __all__ = [
     "ENV_IDS",
@@ -60,7 +73,8 @@ def register_envs() -> None:
 
     for env_id, kwargs in ENV_IDS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(id=env_id, entry_point="hpcgym.env.dispatch:DispatchEnv", kwargs=dict(kwargs))
+            entry_point = ENTRY_POINTS[env_id.rsplit("-", 1)[1]]
+            gymnasium.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs))
 
 
 class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -30,6 +30,7 @@ import numpy as np
 
 from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
 from hpcgym.errors import InvalidConfigError
+from hpcgym.machine import Machine, fit_workload, make_machine
 from hpcgym.predictors import Predictor, make_predictor
 from hpcgym.sim import SystemView
 from hpcgym.workload import Workload, default_trace_path, read_swf
@@ -39,26 +40,66 @@ SPLITS = ("train", "validation", "test", "all")
 
 
 @functools.lru_cache(maxsize=8)
-def _read_trace(path: str, procs: int | None) -> Workload:
+def _read_trace(path: str, procs: int | None, machine: str | Machine | None) -> Workload:
     # Workload columns are read-only, so envs of one process can share a trace.
-    return read_swf(path, procs=procs)
+    from hpcgym.jobtable import is_job_table, read_jobs
+
+    machine = resolve_machine(machine)
+    if is_job_table(path):
+        return read_jobs(path, machine, procs=procs)
+    w = read_swf(path, procs=procs)
+    return w if machine is None else fit_workload(w, machine)
+
+
+def resolve_machine(machine: str | os.PathLike[str] | Machine | None) -> Machine | None:
+    """The machine ``machine`` names (a preset, a file, or as given); None stays None.
+
+    Raises:
+        UnknownNameError: neither a preset name nor an existing file.
+        InvalidConfigError: a machine file that does not exist or is malformed.
+    """
+    if machine is None:
+        return None
+    try:
+        return make_machine(machine)
+    except FileNotFoundError as err:
+        raise InvalidConfigError(f"machine: {err}") from err
 
 
 def load_trace(
     trace: Workload | str | os.PathLike[str] | None,
     procs: int | None = None,
     load_factor: float = 1.0,
+    machine: str | os.PathLike[str] | Machine | None = None,
 ) -> Workload:
-    """The workload ``trace`` names (None: the bundled trace), resized and load-scaled.
+    """The workload ``trace`` names (None: the bundled trace), for ``machine``, load-scaled.
+
+    Args:
+        trace: an SWF file, a job table (``.csv``, ``.csv.gz``, ``.parquet``), a
+            loaded workload, or None for the bundled SDSC-SP2 slice.
+        procs: machine size in processors (SWF files, job tables without a machine,
+            or a workload to resize); not together with ``machine``.
+        load_factor: multiply the offered load.
+        machine: a preset name, machine file or :class:`~hpcgym.machine.Machine`; jobs
+            it can never run are dropped and counted
+            (:func:`~hpcgym.machine.fit_workload`). None: the workload's own machine
+            (a job table's ``Machine`` header), else one node of ``procs`` processors.
 
     Raises:
-        InvalidConfigError: the trace has no jobs.
+        InvalidConfigError: the trace has no jobs, or both ``procs`` and ``machine``.
     """
+    if procs is not None and machine is not None:
+        raise InvalidConfigError(f"procs: {procs} processors and machine {machine!r}: give one")
+    if isinstance(machine, os.PathLike):
+        machine = os.fspath(machine)
     if isinstance(trace, Workload):
         w = trace if procs is None else trace.with_procs(int(procs))
+        m = resolve_machine(machine)
+        if m is not None and w.machine is not m:
+            w = fit_workload(w, m)
     else:
-        path = str(default_trace_path()) if trace is None else str(trace)
-        w = _read_trace(path, None if procs is None else int(procs))
+        path = str(default_trace_path()) if trace is None else os.fspath(trace)
+        w = _read_trace(path, None if procs is None else int(procs), machine)
     if len(w) == 0:
         raise InvalidConfigError("trace: the trace has no jobs")
     return w.scale_load(load_factor) if load_factor != 1.0 else w

@@ -37,7 +37,7 @@ def test_flags_come_from_the_dataclass() -> None:
     assert train_maskable_ppo.parse_args([]) == train_maskable_ppo.Args()
 
 
-@pytest.mark.parametrize("env_id", ["hpcgym/Dispatch-v0", "hpcgym/DispatchPolicy-v0"])
+@pytest.mark.parametrize("env_id", ["hpcgym/Dispatch-v1", "hpcgym/DispatchPolicy-v1"])
 def test_maskable_ppo_learns_on_the_dict_observation_without_glue(env_id: str) -> None:
     from sb3_contrib import MaskablePPO
 
@@ -61,3 +61,39 @@ def test_the_training_example_of_the_docs_runs(capsys: pytest.CaptureFixture[str
     assert len(example.strip().splitlines()) <= 10
     exec(compile(example, "docs/ENV.md", "exec"), {})
     assert "mean bounded slowdown on a test window" in capsys.readouterr().out
+
+
+def test_maskable_ppo_trains_on_the_eurora_sample_from_the_command_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from importlib import resources
+
+    sample = str(resources.files("hpcgym.data").joinpath("examples/eurora-sample.csv"))
+    argv = [*TINY, "--machine", "eurora", "--trace", sample]
+    result = train_maskable_ppo.main(argv)
+    assert result["args"]["machine"] == "eurora"
+    assert [row["policy"] for row in result["summary"]] == ["maskable-ppo", "fcfs", "easy"]
+    env = train_maskable_ppo.make_env(train_maskable_ppo.parse_args(argv), "test")()
+    assert env.unwrapped.machine.name == "eurora"
+    assert "resources" in env.unwrapped.observation_space.spaces  # the flattened Box includes them
+
+
+def test_an_unknown_machine_is_a_clean_error_of_the_script() -> None:
+    import subprocess
+    import sys
+
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "hpcgym.agents.train_maskable_ppo",
+            "--machine",
+            "eurara",
+            "--total-timesteps",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert p.returncode == 2 and "train_maskable_ppo: error:" in p.stderr and "eurara" in p.stderr

@@ -23,15 +23,15 @@ SMALL = {"window_jobs": 40, "window_size": 12}
 
 VARIANTS: list[tuple[str, dict[str, Any]]] = [
     *((env_id, {}) for env_id in hpcgym.ENV_IDS),
-    ("hpcgym/Dispatch-v0", {"warm_start": True, "split": "test"}),
-    ("hpcgym/DispatchBackfill-v0", {"warm_start": True, "warm_policy": "fcfs"}),
-    ("hpcgym/Dispatch-v0", {"predictor": "real", "oracle": True, "reward": "bsld-sparse"}),
-    ("hpcgym/DispatchPolicy-v0", {"reward": "wait", "every_event": True}),
+    ("hpcgym/Dispatch-v1", {"warm_start": True, "split": "test"}),
+    ("hpcgym/DispatchBackfill-v1", {"warm_start": True, "warm_policy": "fcfs"}),
+    ("hpcgym/Dispatch-v1", {"predictor": "real", "oracle": True, "reward": "bsld-sparse"}),
+    ("hpcgym/DispatchPolicy-v1", {"reward": "wait", "every_event": True}),
 ]
 VARIANT_IDS = [f"{i}-{'-'.join(map(str, kw.values())) or 'default'}" for i, kw in VARIANTS]
 
 
-def make(env_id: str = "hpcgym/Dispatch-v0", **kwargs: Any) -> gym.Env[Any, Any]:
+def make(env_id: str = "hpcgym/Dispatch-v1", **kwargs: Any) -> gym.Env[Any, Any]:
     return gym.make(env_id, **{**SMALL, **kwargs})
 
 
@@ -78,7 +78,12 @@ def test_import_registers_every_id_idempotently() -> None:
         hpcgym.register_envs()
     for env_id in hpcgym.ENV_IDS:
         assert env_id in gym.registry
-        assert gym.registry[env_id].entry_point == "hpcgym.env.dispatch:DispatchEnv"
+        version = env_id.rsplit("-", 1)[1]
+        assert gym.registry[env_id].entry_point == hpcgym.ENTRY_POINTS[version]
+    assert hpcgym.ENTRY_POINTS == {
+        "v0": "hpcgym.env.dispatch:DispatchEnvV0",
+        "v1": "hpcgym.env.dispatch:DispatchEnv",
+    }
 
 
 @pytest.mark.parametrize(("env_id", "kwargs"), VARIANTS, ids=VARIANT_IDS)
@@ -146,7 +151,7 @@ def test_every_config_field_is_a_documented_keyword() -> None:
 
 def test_unknown_argument_is_rejected_with_a_suggestion() -> None:
     with pytest.raises(InvalidConfigError, match="did you mean 'window_jobs'"):
-        gym.make("hpcgym/Dispatch-v0", windows_jobs=10)
+        gym.make("hpcgym/Dispatch-v1", windows_jobs=10)
 
 
 @pytest.mark.parametrize(
@@ -274,7 +279,7 @@ def test_invalid_actions_never_raise_and_are_flagged(action: Any) -> None:
 
 
 def test_a_job_that_does_not_fit_is_invalid_without_backfill_and_reserved_with_it() -> None:
-    for env_id, invalid in (("hpcgym/Dispatch-v0", True), ("hpcgym/DispatchBackfill-v0", False)):
+    for env_id, invalid in (("hpcgym/Dispatch-v1", True), ("hpcgym/DispatchBackfill-v1", False)):
         env = make(env_id, window_jobs=200, invalid_penalty=0.5, reward="bsld-sparse")
         env.reset(seed=0)
         u = env.unwrapped
@@ -294,7 +299,7 @@ def test_a_job_that_does_not_fit_is_invalid_without_backfill_and_reserved_with_i
 
 
 def test_policy_mode_out_of_range_falls_back_to_the_first_dispatcher() -> None:
-    env = make("hpcgym/DispatchPolicy-v0", policies=("fcfs", "easy"))
+    env = make("hpcgym/DispatchPolicy-v1", policies=("fcfs", "easy"))
     env.reset(seed=0)
     _, _, _, _, info = env.step(5)
     assert info["invalid_action"]
@@ -632,7 +637,7 @@ def test_warm_start_begins_with_the_replay_state() -> None:
 # ------------------------------------------------------------------- vector envs
 def test_make_vec_sync_and_async() -> None:
     for mode in ("sync", "async"):
-        venv = gym.make_vec("hpcgym/Dispatch-v0", num_envs=2, vectorization_mode=mode, **SMALL)
+        venv = gym.make_vec("hpcgym/Dispatch-v1", num_envs=2, vectorization_mode=mode, **SMALL)
         obs, info = venv.reset(seed=[1, 2])
         assert obs["jobs"].shape == (2, 12, len(JOB_FEATURES))
         for _ in range(30):
@@ -683,7 +688,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import SubprocVecEnv
 
 if __name__ == "__main__":
-    venv = make_vec_env("hpcgym/Dispatch-v0", n_envs=2, seed=0, vec_env_cls=SubprocVecEnv,
+    venv = make_vec_env("hpcgym/Dispatch-v1", n_envs=2, seed=0, vec_env_cls=SubprocVecEnv,
                         env_kwargs={"window_jobs": 40, "window_size": 12})
     venv.reset()
     for _ in range(5):

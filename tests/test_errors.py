@@ -296,7 +296,7 @@ def test_every_env_config_field_rejects_wrong_types_and_non_finite_values(field,
 
 def test_gymnasium_make_raises_the_same_clear_error():
     with pytest.raises(InvalidConfigError, match="invalid_penalty: must be a number >= 0, got 'x'"):
-        gym.make("hpcgym/Dispatch-v0", invalid_penalty="x")
+        gym.make("hpcgym/Dispatch-v1", invalid_penalty="x")
 
 
 def test_valid_env_config_values_are_normalised():

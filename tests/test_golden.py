@@ -290,7 +290,7 @@ def test_ab_fails_only_with_check_and_only_beyond_the_tolerance(
         values = dict(base)
         if tree == ab.REPO:  # head: this working tree
             values[figure] = head_value
-        return {**values, "easy_start_sha256": "same", "easy_jobs": 3, "env_id": "hpcgym/Dispatch-v0"}
+        return {**values, "easy_start_sha256": "same", "easy_jobs": 3, "env_id": "hpcgym/Dispatch-v1"}
 
     class NoWorktrees:
         def __enter__(self) -> NoWorktrees:

@@ -13,6 +13,7 @@ Usage::
 
     python -m hpcgym.agents.train_maskable_ppo --total-timesteps 2048
     python -m hpcgym.agents.train_maskable_ppo --backfill easy --total-timesteps 200000 --save-path ppo.zip
+    python -m hpcgym.agents.train_maskable_ppo --machine eurora --trace jobs.csv --window-jobs 64
 
 Needs the ``rl`` extra (stable-baselines3, sb3-contrib, torch).
 """
@@ -46,9 +47,16 @@ class Args:
 
     seed: int = field(default=1, metadata={"help": "seed of every random generator"})
     total_timesteps: int = field(default=100_000, metadata={"help": "environment steps to train for"})
-    env_id: str = field(default="hpcgym/Dispatch-v0", metadata={"help": "registered environment id"})
+    env_id: str = field(default="hpcgym/Dispatch-v1", metadata={"help": "registered environment id"})
     trace: str | None = field(
-        default=None, metadata={"help": "SWF trace (default: the bundled SDSC-SP2 slice)"}
+        default=None,
+        metadata={
+            "help": "SWF trace or job table (.csv, .csv.gz, .parquet; default: the bundled SDSC-SP2 slice)"
+        },
+    )
+    machine: str | None = field(
+        default=None,
+        metadata={"help": "machine preset or TOML file, e.g. eurora (default: the trace's own machine)"},
     )
     window_jobs: int = field(default=256, metadata={"help": "jobs per episode"})
     window_size: int = field(
@@ -98,6 +106,7 @@ def env_kwargs(args: Args) -> dict[str, Any]:
     """The environment arguments a run trains and evaluates with."""
     return {
         "trace": args.trace,
+        "machine": args.machine,
         "window_jobs": args.window_jobs,
         "window_size": args.window_size,
         "backfill": args.backfill,

@@ -2,7 +2,7 @@
 
 >>> import gymnasium as gym
 >>> import hpcgym
->>> env = gym.make("hpcgym/Dispatch-v0", window_jobs=64)
+>>> env = gym.make("hpcgym/Dispatch-v1", window_jobs=64)
 >>> obs, info = env.reset(seed=1)
 >>> env.action_space
 Discrete(65)
@@ -11,16 +11,20 @@ Registered ids (``import hpcgym`` registers them):
 
 | id | action mode |
 |----|-------------|
-| ``hpcgym/Dispatch-v0`` | ``job``: start one of K waiting jobs or advance |
-| ``hpcgym/DispatchBackfill-v0`` | ``job`` with ``backfill="easy"`` |
-| ``hpcgym/DispatchPolicy-v0`` | ``policy``: pick the reference dispatcher of this decision |
+| ``hpcgym/Dispatch-v1`` | ``job``: start one of K waiting jobs or advance |
+| ``hpcgym/DispatchBackfill-v1`` | ``job`` with ``backfill="easy"`` |
+| ``hpcgym/DispatchPolicy-v1`` | ``policy``: pick the reference dispatcher of this decision |
+
+The ``-v0`` ids of each stay registered (:class:`DispatchEnvV0`): they show the
+``jobs``, ``histograms`` and ``system`` parts on every machine, where ``v1`` adds
+``resources`` and ``requests`` on machines of more than one resource type.
 
 Render modes: ``"ansi"`` (a status line) and ``"rgb_array"`` (a picture of the machine and
 the queue, :mod:`hpcgym.env.rendering`), so stable-baselines3's ``make_vec_env`` works
 as is. Its ``SubprocVecEnv`` starts fresh interpreters, which know the ids only if they
 import hpcgym: a script that imports hpcgym at the top is re-imported in each one; from a
 notebook or a test, write the id with Gymnasium's module prefix,
-``make_vec_env("hpcgym:hpcgym/Dispatch-v0", vec_env_cls=SubprocVecEnv)``.
+``make_vec_env("hpcgym:hpcgym/Dispatch-v1", vec_env_cls=SubprocVecEnv)``.
 """
 
 from __future__ import annotations
@@ -34,8 +38,13 @@ from hpcgym.env.config import (
     RewardConfig,
     make_config,
 )
-from hpcgym.env.dispatch import DispatchEnv
-from hpcgym.env.observations import ObservationBuilder, observation_names, register_observation
+from hpcgym.env.dispatch import DispatchEnv, DispatchEnvV0
+from hpcgym.env.observations import (
+    ObservationBuilder,
+    default_observations,
+    observation_names,
+    register_observation,
+)
 from hpcgym.env.rendering import FRAME_SHAPE
 from hpcgym.env.rewards import RewardTerm, register_reward, reward_names
 from hpcgym.env.wrappers import FlattenDispatchObservation
@@ -45,6 +54,7 @@ __all__ = [
     "ActionConfig",
     "DispatchConfig",
     "DispatchEnv",
+    "DispatchEnvV0",
     "DispatcherPolicy",
     "EpisodeConfig",
     "FlattenDispatchObservation",
@@ -52,6 +62,7 @@ __all__ = [
     "ObservationConfig",
     "RewardConfig",
     "RewardTerm",
+    "default_observations",
     "make_config",
     "observation_names",
     "register_observation",

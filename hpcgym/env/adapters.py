@@ -28,7 +28,7 @@ import numpy as np
 from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
 from hpcgym.env.dispatch import DispatchEnv
 from hpcgym.errors import InvalidConfigError
-from hpcgym.sim import Dispatcher, Schedule, as_dispatcher
+from hpcgym.sim import Decision, Dispatcher, Schedule, as_dispatcher
 from hpcgym.workload import Workload
 
 
@@ -38,7 +38,10 @@ class DispatcherPolicy:
     At every new decision point of the environment the dispatcher is called once on
     the engine's read-only view; :meth:`predict` then returns the window slot of each
     job it chose, one per step, and finally "advance" (if the environment has not
-    already moved on because nothing else fits).
+    already moved on because nothing else fits). Placements the dispatcher chose (a
+    :class:`~hpcgym.sim.Decision` with nodes, as EASY on a machine of several nodes
+    returns) are handed to :meth:`DispatchEnv.place`, so each job starts on the
+    dispatcher's nodes, exactly as in a direct run.
 
     Args:
         dispatcher: the dispatcher, e.g. ``make_policy("easy")``.
@@ -79,7 +82,17 @@ class DispatcherPolicy:
             self.dispatcher.reset(env.view)
         if env.decision_count != self._decision:
             self._decision = env.decision_count
-            self._pending = [int(j) for j in self.dispatcher(env.view)][::-1]
+            decision = self.dispatcher(env.view)
+            self._pending = [int(j) for j in decision][::-1]
+            if isinstance(decision, Decision) and decision.nodes is not None:
+                # keep the dispatcher's placements (EASY on nodes reserves concrete nodes)
+                jobs = np.asarray(decision.jobs, dtype=np.int64)
+                nodes = np.asarray(decision.nodes, dtype=np.int64)
+                ends = np.cumsum(env.view.chunks[jobs])
+                for j, end, n in zip(
+                    jobs.tolist(), ends.tolist(), env.view.chunks[jobs].tolist(), strict=True
+                ):
+                    env.place(j, nodes[end - n : end])
         if not self._pending:
             return np.int64(env.window_size), None  # type: ignore[return-value]
         j = self._pending.pop()

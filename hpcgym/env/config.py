@@ -1,6 +1,6 @@
 """Frozen configuration of the dispatch environment, one dataclass per concern.
 
-``gymnasium.make("hpcgym/Dispatch-v0", **kwargs)`` takes the fields of all four
+``gymnasium.make("hpcgym/Dispatch-v1", **kwargs)`` takes the fields of all four
 dataclasses as flat keyword arguments (every field name is unique across them);
 :func:`make_config` routes each keyword to its dataclass and rejects unknown ones
 with the closest valid name, so a misspelt option is never silently ignored.
@@ -29,6 +29,7 @@ import numpy as np
 
 from hpcgym.episodes import SPLITS
 from hpcgym.errors import InvalidConfigError
+from hpcgym.machine import Machine
 from hpcgym.workload import Workload, check_procs
 
 ACTION_MODES = ("job", "policy")
@@ -107,10 +108,19 @@ class EpisodeConfig:
     """Which jobs an episode replays, on what machine, planned with which predictor.
 
     Attributes:
-        trace: an SWF file (plain or gzipped), an already loaded
+        trace: an SWF file (plain or gzipped), a job table (``.csv``, ``.csv.gz`` or
+            ``.parquet``, read by :func:`hpcgym.jobtable.read_jobs`; schema in
+            ``docs/WORKLOADS.md``), an already loaded
             :class:`~hpcgym.workload.Workload`, or ``None`` for the bundled slice of
             SDSC-SP2 (8,943 jobs on 128 processors).
-        procs: machine size when reading ``trace`` from a file (default: its header).
+        machine: the machine the jobs run on: a preset name (``hpcgym machines``, e.g.
+            ``"eurora"``), a TOML/YAML machine file or a
+            :class:`~hpcgym.machine.Machine`. Jobs it can never run are dropped and
+            counted in the load report (:func:`hpcgym.machine.fit_workload`), as with
+            the CLI's ``--machine``. ``None``: the machine the workload was read for
+            (a job table's ``Machine`` header), else one node of ``procs`` processors.
+        procs: machine size in processors when reading ``trace`` from a file without
+            a ``machine`` (default: its header); not together with ``machine``.
         load_factor: multiply the offered load (inter-arrival times divided by it).
         window_jobs: jobs per episode, N: a window of N consecutive jobs. ``None``
             replays the whole job range as one episode.
@@ -136,6 +146,7 @@ class EpisodeConfig:
     """
 
     trace: str | os.PathLike[str] | Workload | None = None
+    machine: str | os.PathLike[str] | Machine | None = None
     procs: int | None = None
     load_factor: float = 1.0
     window_jobs: int | None = 256
@@ -156,8 +167,20 @@ class EpisodeConfig:
             "trace",
             f"must be a path, a Workload or None, got {type(self.trace).__name__}",
         )
+        if isinstance(self.machine, os.PathLike):
+            object.__setattr__(self, "machine", os.fspath(self.machine))
+        _check(
+            self.machine is None or isinstance(self.machine, (str, Machine)),
+            "machine",
+            f"must be a preset name, a machine file, a Machine or None, got {type(self.machine).__name__}",
+        )
         if self.procs is not None:
             object.__setattr__(self, "procs", check_procs(self.procs))
+            _check(
+                self.machine is None,
+                "procs",
+                f"{self.procs} processors and machine {self.machine!r}: give one (the machine says its size)",
+            )
         _number(self, "load_factor", "a positive number", lambda v: v > 0)
         _integer(self, "window_jobs", 1, none=True)
         _choice(self.split, "split", SPLITS)
@@ -201,8 +224,12 @@ class ObservationConfig:
             ``None`` makes K as large as the longest possible queue (every job of an
             episode), which adapters of reference dispatchers need to pick any job.
         observations: observation builders by name (see
-            :func:`hpcgym.env.observations.observation_names`); each becomes one key of
-            the Dict observation.
+            :func:`hpcgym.env.observations.observation_names`, matched
+            case-insensitively); each becomes one key of the Dict observation, spelt as
+            the builder's registered name. ``None``: the defaults of the machine,
+            :func:`hpcgym.env.observations.default_observations` (``jobs``,
+            ``histograms``, ``system``, and on a machine of more than one resource type
+            also ``resources`` and ``requests``).
         histogram_bins: bins per histogram of the ``histograms`` builder.
         histogram_duration: what the duration histograms count: each job's current
             ``"prediction"`` or its user ``"estimate"``.
@@ -214,7 +241,7 @@ class ObservationConfig:
     """
 
     window_size: int | None = 64
-    observations: tuple[str, ...] = ("jobs", "histograms", "system")
+    observations: tuple[str, ...] | None = None
     histogram_bins: int = 16
     histogram_duration: str = "prediction"
     max_time_s: float = 7 * 86400.0
@@ -222,11 +249,15 @@ class ObservationConfig:
 
     def __post_init__(self) -> None:
         _integer(self, "window_size", 1, none=True)
-        _names(self, "observations", "observation builder")
-        obs = self.observations
-        _check(
-            len(obs) > 0 and len(set(obs)) == len(obs), "observations", f"must be distinct names, got {obs}"
-        )
+        if self.observations is not None:
+            _names(self, "observations", "observation builder")
+            obs = self.observations
+            lowered = [o.lower() for o in obs]
+            _check(
+                len(obs) > 0 and len(set(lowered)) == len(obs),
+                "observations",
+                f"must be distinct names (case-insensitive), got {obs}",
+            )
         _integer(self, "histogram_bins", 1)
         _choice(self.histogram_duration, "histogram_duration", HISTOGRAM_DURATIONS)
         _number(self, "max_time_s", "a number of seconds > 1", lambda v: v > 1)

@@ -14,10 +14,17 @@ from hpcgym import episodes
 from hpcgym.baselines import EasyBackfilling, make_policy
 from hpcgym.env import _kernels
 from hpcgym.env.config import DispatchConfig, make_config
-from hpcgym.env.observations import EpisodeJobs, ObservationBuilder, make_observation
+from hpcgym.env.observations import (
+    DEFAULT_OBSERVATIONS,
+    EpisodeJobs,
+    ObservationBuilder,
+    default_observations,
+    make_observation,
+)
 from hpcgym.env.rendering import render_frame
 from hpcgym.env.rewards import Outcome, make_reward
 from hpcgym.errors import InvalidConfigError, InvalidDecisionError
+from hpcgym.machine import Machine
 from hpcgym.metrics import compute_metrics
 from hpcgym.sim import DispatcherBase, Schedule, Simulator, SystemView, as_dispatcher
 
@@ -28,7 +35,9 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ## Description
 
     A window of N consecutive jobs of a Parallel Workloads Archive trace (by default the
-    bundled slice of SDSC-SP2 on 128 processors) is replayed by hpcgym's discrete-event
+    bundled slice of SDSC-SP2 on 128 processors) or of a job table on a machine of nodes
+    x resource types (``machine="eurora"``: 64 nodes of cores, GPUs, MICs and memory) is
+    replayed by hpcgym's discrete-event
     engine, the same one every reference dispatcher of :mod:`hpcgym.baselines` runs
     on. Jobs arrive at their submit times and run for their real run time; the agent
     decides which waiting job starts when. Windows are sampled (with the environment's
@@ -39,7 +48,8 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     The engine moves from one *decision point* to the next: an instant (after that
     instant's terminations and arrivals) at which a job waits and at least one waiting
-    job fits the free processors.
+    job fits the free resources (the one allocator of :mod:`hpcgym.allocator` decides,
+    on the nodes, for the whole request vector).
 
     ## Action Space
 
@@ -79,13 +89,18 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ## Observation Space
 
     A ``Dict`` of the builders named in ``observations`` (all values in [0, 1]; times
-    are ``log1p(t) / log1p(max_time_s)``, clipped):
+    are ``log1p(t) / log1p(max_time_s)``, clipped). By default (``observations=None``)
+    the first three on every machine, and the last two as well on a machine of more
+    than one resource type (e.g. ``machine="eurora"``: cores, gpus, mics, mem_gb);
+    ``v0`` ids show the first three on every machine:
 
-    | key            | shape  | content                                            |
-    |----------------|--------|----------------------------------------------------|
-    | ``jobs``       | (K, 11)| one row per shown job (``JOB_FEATURES``)           |
-    | ``histograms`` | (6, B) | the six distributions of Hariharan et al. Table I  |
-    | ``system``     | (10,)  | free resources and summaries (``SYSTEM_FEATURES``) |
+    | key            | shape     | content                                                |
+    |----------------|-----------|--------------------------------------------------------|
+    | ``jobs``       | (K, 11)   | one row per shown job (``JOB_FEATURES``)               |
+    | ``histograms`` | (6, B)    | the six distributions of Hariharan et al. Table I      |
+    | ``system``     | (10,)     | free resources and summaries (``SYSTEM_FEATURES``)     |
+    | ``resources``  | (R,)      | free amount of each resource type / its capacity       |
+    | ``requests``   | (K, 1 + R)| each shown job's chunks and per-chunk request per type |
 
     ``jobs`` columns: present, wait so far, requested processors / machine, estimate,
     prediction, fits now, the user's share of the waiting jobs and of the waiting
@@ -97,7 +112,17 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ``histogram_bins`` bins (B). ``system``: free processors, running jobs, queue
     length, queued demand, share of the queue beyond the window, share of it that fits
     now, oldest wait, next predicted end, mean predicted remaining time, share of
-    running jobs past their prediction.
+    running jobs past their prediction. "Processors" are the machine's first resource
+    type (``cores`` on Eurora); "fits now" is the engine's allocator's answer on the
+    whole request vector and the nodes.
+
+    ``resources`` and ``requests`` columns are named by the machine's resource types
+    in its own spelling (:attr:`observation_features`): ``resources`` holds the free
+    amount of each type summed over the nodes over the machine's total of it;
+    ``requests`` holds, per shown job, ``log1p(chunks) / log1p(c_max)`` and each
+    type's per-chunk amount over the largest node's capacity of it (see
+    :class:`~hpcgym.env.observations.JobRequests`). Keys are the builders' registered
+    names however ``observations`` spells them (``"Jobs"`` gives the key ``jobs``).
 
     A job's real run time never appears unless ``oracle=True``. Wrap with
     :class:`~hpcgym.env.FlattenDispatchObservation` for a single ``Box`` (MLP policies).
@@ -128,7 +153,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ## Arguments
 
     Keyword arguments of ``gymnasium.make`` are the fields of
-    :class:`~hpcgym.env.config.EpisodeConfig` (``trace``, ``procs``, ``load_factor``,
+    :class:`~hpcgym.env.config.EpisodeConfig` (``trace``, ``machine``, ``procs``, ``load_factor``,
     ``window_jobs``, ``split``, ``split_fractions``, ``job_range``, ``warm_start``,
     ``warm_policy``, ``predictor``, ``predictor_of``, ``kill_at_estimate``),
     :class:`~hpcgym.env.config.ObservationConfig` (``window_size``, ``observations``,
@@ -141,7 +166,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     >>> import gymnasium as gym
     >>> import hpcgym
-    >>> env = gym.make("hpcgym/Dispatch-v0", window_jobs=64, window_size=16)
+    >>> env = gym.make("hpcgym/Dispatch-v1", window_jobs=64, window_size=16)
     >>> obs, info = env.reset(seed=0)
     >>> sorted(obs), obs["jobs"].shape, env.action_space
     (['histograms', 'jobs', 'system'], (16, 11), Discrete(17))
@@ -167,10 +192,18 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     ## Version History
 
-    * v0: initial version. The ``rgb_array`` render mode was added later without a new
-      version: as with Gymnasium's own ``render_mode`` API change, rendering does not
-      touch dynamics, observations, rewards or episode ends, so results obtained with
-      earlier v0 releases stay comparable.
+    * v1: on a machine of more than one resource type the default observation adds
+      the ``resources`` and ``requests`` parts (free amount per type, each shown job's
+      request vector). On a one-resource machine (every SWF trace) v1 behaves exactly
+      as v0. Also new, in both versions: the ``machine`` argument and job tables as
+      ``trace``; observation keys spelt as the builders' names (a bug fix: ``"Jobs"``
+      used to give the key ``Jobs``).
+    * v0: initial version; observations ``jobs``, ``histograms``, ``system`` on every
+      machine (:class:`DispatchEnvV0`, still registered). The ``rgb_array`` render
+      mode was added later without a new version: as with Gymnasium's own
+      ``render_mode`` API change, rendering does not touch dynamics, observations,
+      rewards or episode ends, so results obtained with earlier v0 releases stay
+      comparable.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 - Gymnasium's convention
@@ -188,7 +221,10 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             )
         self.render_mode = render_mode
         ep, oc, ac = cfg.episode, cfg.observation, cfg.action
-        self.trace = trace = episodes.load_trace(ep.trace, ep.procs, ep.load_factor)
+        self.trace = trace = episodes.load_trace(ep.trace, ep.procs, ep.load_factor, ep.machine)
+        self.machine = machine = (
+            trace.machine if trace.machine is not None else Machine.processors(trace.procs)
+        )
         self._predictor = episodes.build_predictor(ep.predictor, ep.predictor_of)
         if self._predictor.needs_runtime and not oc.oracle:
             raise InvalidConfigError(
@@ -210,9 +246,13 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._easy = ac.backfill == "easy"
         self._every_event = bool(ac.every_event)
         self._users, self._user_index = np.unique(trace.user, return_inverse=True)
-        self._builders: dict[str, ObservationBuilder] = {
-            name: make_observation(name, oc, k, trace.procs) for name in oc.observations
-        }
+        names = oc.observations if oc.observations is not None else self.default_observations(machine)
+        self._builders: dict[str, ObservationBuilder] = {}
+        for asked in names:
+            b = make_observation(asked, oc, k, trace.procs, machine)
+            if b.name in self._builders:
+                raise InvalidConfigError(f"observations: {asked!r} names the {b.name!r} part a second time")
+            self._builders[b.name] = b  # the builder's own spelling, whatever the user wrote
         self.observation_space = spaces.Dict(  # type: ignore[assignment]
             {n: b.space() for n, b in self._builders.items()}
         )
@@ -230,11 +270,58 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._backfiller = easy
         self.sim: Simulator | None = None
         self._mask = np.zeros(self.action_space.n, dtype=bool)
+        self._placements: dict[int, np.ndarray] = {}
         self._done = True
         self.decision_count = 0
         self.episode_offset = lo
 
-    # ----------------------------------------------------------- episodes
+    @staticmethod
+    def default_observations(machine: Machine) -> tuple[str, ...]:
+        """The observation parts shown when ``observations`` is None.
+
+        See :func:`hpcgym.env.observations.default_observations`.
+        """
+        return default_observations(machine)
+
+    @property
+    def observation_features(self) -> dict[str, tuple[str, ...]]:
+        """The names of each observation part's columns, by key (the rows for ``histograms``).
+
+        >>> env = DispatchEnv(trace="hpcgym/data/examples/eurora-sample.csv", split="all", window_jobs=50)
+        >>> env.observation_features["resources"]
+        ('cores', 'gpus', 'mics', 'mem_gb')
+        >>> env.observation_features["requests"]
+        ('chunks', 'cores', 'gpus', 'mics', 'mem_gb')
+        """
+        return {name: b.features for name, b in self._builders.items()}
+
+    def place(self, job: int, nodes: Any) -> None:
+        """Start ``job`` on ``nodes`` if an action starts it before time moves on.
+
+        For adapters of dispatchers that place jobs themselves (EASY on nodes reserves
+        concrete nodes for the head job and backfills elsewhere): a ``job``-mode action
+        starts a job where the machine's allocation policy puts it, unless a placement
+        was given here for this instant. Placements are forgotten when the
+        environment advances to the next decision point.
+
+        Args:
+            job: the job (an index of ``env.view``).
+            nodes: one node index per chunk of the job (``view.chunks[job]`` of them).
+
+        Raises:
+            InvalidDecisionError: ``nodes`` has the wrong length; a placement that does
+                not fit when the job starts is refused by the engine with this error too.
+        """
+        sim = self.sim
+        if sim is None:
+            raise gym.error.ResetNeeded("call reset() first")
+        j = operator.index(job)
+        ns = np.ascontiguousarray(nodes, dtype=np.int64).reshape(-1)
+        want = int(sim.view.chunks[j])
+        if len(ns) != want:
+            raise InvalidDecisionError(f"place: job {j} has {want} chunks but {len(ns)} nodes were given")
+        self._placements[j] = ns
+
     # ----------------------------------------------------------- episodes
     def window_offsets(self, count: int) -> list[int]:
         """First jobs of ``count`` evenly spaced, non-overlapping windows of the job range.
@@ -305,6 +392,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         for d in self._dispatchers:
             d.reset(view)
         self._done = False
+        self._placements = {}
         self.decision_count = 0
         self._metrics: dict[str, Any] | None = None
         self._advance()
@@ -355,7 +443,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             if a < len(q):
                 j = int(q[a])
                 if view.queue_fits[a]:
-                    sim.start((j,))
+                    sim.start((j,), self._placements.pop(j, None))
                     self._after_start()
                     return False
                 if self._easy:
@@ -421,6 +509,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def _advance(self) -> None:
         sim = self.sim
         assert sim is not None
+        self._placements.clear()  # placements hold for one instant's decision
         if sim.advance(self._every_event):
             self.decision_count += 1
             sim.decisions += 1
@@ -502,7 +591,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if self.render_mode is None:
             gym.logger.warn(
                 "render() was called without a render_mode; pass one at creation, e.g. "
-                f"gymnasium.make({self.spec.id if self.spec else 'hpcgym/Dispatch-v0'!r}, "
+                f"gymnasium.make({self.spec.id if self.spec else 'hpcgym/Dispatch-v1'!r}, "
                 "render_mode='rgb_array')"
             )
             return None
@@ -510,9 +599,16 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             return None
         v = self.sim.view
         if self.render_mode == "ansi":
+            m = self.machine
+            free = f"{v.free_procs}/{self.trace.procs}"
+            if m.n_resources > 1:
+                free = " ".join(
+                    f"{r}:{int(f)}/{int(t)}"
+                    for r, f, t in zip(m.resources, v.free_total, m.total, strict=True)
+                )
             return (
                 f"t={v.now:.0f}s decision={self.decision_count} queue={v.queue_length} "
-                f"running={len(v.running)} free={v.free_procs}/{self.trace.procs} "
+                f"running={len(v.running)} free={free} "
                 f"done={self.sim.n_done}/{len(self.workload)}"
             )
         n = len(self.workload)
@@ -529,6 +625,19 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             done_fraction=self.sim.n_done / n,
             queue_fraction=v.queue_length / n,
         )
+
+
+class DispatchEnvV0(DispatchEnv):
+    """The ``v0`` environment: ``jobs``, ``histograms`` and ``system`` on every machine.
+
+    ``hpcgym/Dispatch-v0`` and its siblings stay registered so agents trained on them
+    keep working; on a machine of one resource type they are the same as ``v1``.
+    """
+
+    @staticmethod
+    def default_observations(machine: Machine) -> tuple[str, ...]:
+        """Always :data:`~hpcgym.env.observations.DEFAULT_OBSERVATIONS`, whatever the machine."""
+        return DEFAULT_OBSERVATIONS
 
 
 def _as_int(action: Any) -> int:

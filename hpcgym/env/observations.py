@@ -17,8 +17,14 @@ Writing your own::
         def build(self, view: SystemView) -> np.ndarray:
             return np.array([view.free_procs / self.procs], np.float32)
 
+Each builder names the columns of its array in ``features`` (the last axis; the rows
+for ``histograms``); :attr:`hpcgym.env.DispatchEnv.observation_features` collects them.
+The ``resources`` and ``requests`` builders describe machines of several resource
+types: their features are the machine's resource names, spelt as the machine spells
+them (an SWF job's ``procs`` is the ``cores`` of a machine of cores).
+
 >>> sorted(observation_names())
-['histograms', 'jobs', 'system']
+['histograms', 'jobs', 'requests', 'resources', 'system']
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from gymnasium import spaces
 
 from hpcgym.env import _kernels
 from hpcgym.env.config import ObservationConfig
+from hpcgym.machine import Machine
 from hpcgym.registry import Registry, summary_line
 from hpcgym.sim import SystemView
 
@@ -82,6 +89,30 @@ SYSTEM_FEATURES = (
 )
 """Entries of the ``system`` observation."""
 
+DEFAULT_OBSERVATIONS = ("jobs", "histograms", "system")
+"""The observation parts of every machine (and of every ``v0`` environment)."""
+
+RESOURCE_OBSERVATIONS = ("resources", "requests")
+"""The parts added by default on a machine of more than one resource type."""
+
+
+def default_observations(machine: Machine) -> tuple[str, ...]:
+    """The observation parts an environment shows when ``observations`` is None.
+
+    :data:`DEFAULT_OBSERVATIONS`, plus :data:`RESOURCE_OBSERVATIONS` when ``machine``
+    has more than one resource type. On a one-resource machine (every SWF trace,
+    whatever its node size) the free amount and a job's request are already the
+    ``system`` and ``jobs`` processor columns, so the observation stays as it was;
+    name the parts in ``observations`` to add them there too.
+
+    >>> from hpcgym.machine import make_machine
+    >>> default_observations(make_machine("eurora"))
+    ('jobs', 'histograms', 'system', 'resources', 'requests')
+    >>> default_observations(Machine.processors(128))
+    ('jobs', 'histograms', 'system')
+    """
+    return DEFAULT_OBSERVATIONS + (RESOURCE_OBSERVATIONS if machine.n_resources > 1 else ())
+
 
 @dataclass(frozen=True)
 class EpisodeJobs:
@@ -104,18 +135,25 @@ class ObservationBuilder(ABC):
     Args:
         config: the observation configuration.
         window_size: K, the number of job slots.
-        procs: machine size.
+        procs: machine size in processors (the total of its first resource type).
+        machine: the machine (default: one node of ``procs`` processors).
 
     Attributes:
         name: the key in the Dict observation and the name in the registry.
+        features: names of the columns of the array (empty if the builder does not
+            name them).
     """
 
     name: ClassVar[str]
+    features: tuple[str, ...] = ()
 
-    def __init__(self, config: ObservationConfig, window_size: int, procs: int) -> None:
+    def __init__(
+        self, config: ObservationConfig, window_size: int, procs: int, machine: Machine | None = None
+    ) -> None:
         self.config = config
         self.k = int(window_size)
         self.procs = int(procs)
+        self.machine = machine if machine is not None else Machine.processors(self.procs)
         self.inv_log_t = 1.0 / float(np.log1p(config.max_time_s))
 
     @abstractmethod
@@ -150,10 +188,10 @@ def observation_names() -> dict[str, str]:
 
 
 def make_observation(
-    name: str, config: ObservationConfig, window_size: int, procs: int
+    name: str, config: ObservationConfig, window_size: int, procs: int, machine: Machine | None = None
 ) -> ObservationBuilder:
-    """A builder by registered name (case-insensitive)."""
-    return OBSERVATIONS.make(name, config, window_size, procs)
+    """A builder by registered name (case-insensitive); its key is ``builder.name``."""
+    return OBSERVATIONS.make(name, config, window_size, procs, machine)
 
 
 @register_observation
@@ -162,8 +200,10 @@ class JobWindow(ObservationBuilder):
 
     name = "jobs"
 
-    def __init__(self, config: ObservationConfig, window_size: int, procs: int) -> None:
-        super().__init__(config, window_size, procs)
+    def __init__(
+        self, config: ObservationConfig, window_size: int, procs: int, machine: Machine | None = None
+    ) -> None:
+        super().__init__(config, window_size, procs, machine)
         self.features = JOB_FEATURES + (("runtime",) if config.oracle else ())
         self._runtime = np.zeros(0)
         self._user = np.zeros(0, dtype=np.int64)
@@ -245,9 +285,12 @@ class Histograms(ObservationBuilder):
     """
 
     name = "histograms"
+    features = HISTOGRAMS
 
-    def __init__(self, config: ObservationConfig, window_size: int, procs: int) -> None:
-        super().__init__(config, window_size, procs)
+    def __init__(
+        self, config: ObservationConfig, window_size: int, procs: int, machine: Machine | None = None
+    ) -> None:
+        super().__init__(config, window_size, procs, machine)
         self.bins = int(config.histogram_bins)
         self._size_bin = np.zeros(0, np.int64)
 
@@ -281,6 +324,7 @@ class SystemSummary(ObservationBuilder):
     """Free resources, queue summary and running-job summary (``SYSTEM_FEATURES``)."""
 
     name = "system"
+    features = SYSTEM_FEATURES
 
     def space(self) -> spaces.Box:
         return spaces.Box(0.0, 1.0, (len(SYSTEM_FEATURES),), np.float32)
@@ -302,4 +346,90 @@ class SystemSummary(ObservationBuilder):
             view.start,
             self.inv_log_t,
         )
+        return out
+
+
+@register_observation
+class FreeResources(ObservationBuilder):
+    """Free amount of each resource type over the capacity of that type (``features``: the resource names).
+
+    Column ``r`` is the free amount of the machine's resource ``r`` summed over its
+    nodes (``view.free_total``) divided by the machine's total of it (0 for a type of
+    total 0). The columns follow the machine's resource order and are named by it
+    (e.g. ``cores, gpus, mics, mem_gb`` on Eurora). A free total says nothing of how
+    it is spread over nodes: whether a job fits is the ``fits_now`` job feature.
+    """
+
+    name = "resources"
+
+    def __init__(
+        self, config: ObservationConfig, window_size: int, procs: int, machine: Machine | None = None
+    ) -> None:
+        super().__init__(config, window_size, procs, machine)
+        m = self.machine
+        self.features = tuple(m.resources)
+        self._total = m.total.astype(np.float64)
+
+    def space(self) -> spaces.Box:
+        return spaces.Box(0.0, 1.0, (len(self.features),), np.float32)
+
+    def build(self, view: SystemView) -> np.ndarray:
+        total = self._total
+        share = np.divide(view.free_total, total, out=np.zeros(len(total)), where=total > 0)
+        return share.astype(np.float32)
+
+
+@register_observation
+class JobRequests(ObservationBuilder):
+    """Each shown job's request: chunks and the per-chunk amount of each resource type.
+
+    One row per job slot, in the ``jobs`` order (the K oldest waiting jobs; rows past
+    the queue are 0); ``features`` are ``chunks`` then the machine's resource names.
+    The request is the one the engine places, aligned to the machine
+    (:func:`hpcgym.machine.align_requests`: an SWF job's ``procs`` counts as
+    ``cores``; on an exclusive machine a chunk larger than a node is split into whole
+    nodes). Normalisation (the papers give none; chosen so every value lies in [0, 1]
+    without clipping):
+
+    * ``chunks``: ``log1p(chunks) / log1p(c_max)``, where ``c_max`` bounds the chunks
+      a job the machine can run may have: the node count on an exclusive machine
+      (each chunk takes a whole node), else the machine's summed capacity of all
+      types (each chunk takes at least one unit of some type). Log-scaled since
+      most jobs ask for one chunk and a few for many.
+    * each resource ``r``: the per-chunk amount divided by the largest capacity of
+      ``r`` on one node (a chunk must fit one node, so it is at most 1); 0 for a type
+      no node has.
+    """
+
+    name = "requests"
+
+    def __init__(
+        self, config: ObservationConfig, window_size: int, procs: int, machine: Machine | None = None
+    ) -> None:
+        super().__init__(config, window_size, procs, machine)
+        m = self.machine
+        self.features = ("chunks", *m.resources)
+        bound = m.n_nodes if m.exclusive else int(m.capacity.sum())
+        self._inv_log_chunks = 1.0 / float(np.log1p(max(bound, 1)))
+        self._largest = m.capacity.max(axis=0).astype(np.float64)
+        self._table = np.zeros((0, len(self.features)), np.float32)
+
+    def space(self) -> spaces.Box:
+        return spaces.Box(0.0, 1.0, (self.k, len(self.features)), np.float32)
+
+    def reset(self, view: SystemView, jobs: EpisodeJobs) -> None:
+        # a job's request never changes: one row per job of the episode, looked up per step
+        table = np.empty((len(view.chunks), len(self.features)), np.float32)
+        table[:, 0] = np.log1p(view.chunks) * self._inv_log_chunks
+        largest = self._largest
+        table[:, 1:] = np.divide(
+            view.per_chunk, largest, out=np.zeros(view.per_chunk.shape), where=largest > 0
+        )
+        np.clip(table, 0.0, 1.0, out=table)  # float32 rounding of exact bounds
+        self._table = table
+
+    def build(self, view: SystemView) -> np.ndarray:
+        out = np.zeros((self.k, len(self.features)), np.float32)
+        shown = view.queue[: self.k]
+        out[: len(shown)] = self._table[shown]
         return out

@@ -17,7 +17,7 @@ class FlattenDispatchObservation(
 
     >>> import gymnasium as gym
     >>> import hpcgym
-    >>> env = FlattenDispatchObservation(gym.make("hpcgym/Dispatch-v0", window_jobs=32, window_size=8))
+    >>> env = FlattenDispatchObservation(gym.make("hpcgym/Dispatch-v1", window_jobs=32, window_size=8))
     >>> env.observation_space.shape
     (194,)
     """
