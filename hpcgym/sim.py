@@ -719,7 +719,7 @@ class Simulator:
         for j in range(first, stop):
             predictor.on_submit(j, t)
             fp[j] = pred[j]
-        if predictor.revised:
+        if predictor.has_revised():
             self._rearm()
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -820,7 +820,7 @@ class Simulator:
                 self._nr -= count
                 self._rver += 1
                 self._fver += 1
-            if predictor.revised:
+            if predictor.has_revised():
                 self._rearm()
         # arrivals
         stop = na
@@ -859,21 +859,27 @@ class Simulator:
         old = float(predictor.prediction[j])
         new = float(predictor.on_expire(j, self.now, self.now - start))
         if new > old:  # a correction that does not grow would loop forever
-            predictor.revise(j, self.now, new)  # queues j in predictor.revised
-            revised = predictor.revised
-            if len(revised) == 1 and j in revised:  # the usual case: only this job
-                revised.clear()
+            predictor.revise(j, self.now, new)  # the predictor notes j as revised
+            revised = predictor.take_revised()
+            if len(revised) == 1 and revised[0] == j:  # the usual case: only this job
                 self._arm(j, start)
             else:
-                self._rearm()
+                self._rearm(revised)
 
-    def _rearm(self) -> None:
-        """Re-arm the alarms of running jobs whose prediction the predictor revised."""
-        revised = self.predictor.revised
-        corrects = self.predictor.corrects
+    def _rearm(self, revised: list[int] | None = None) -> None:
+        """Re-arm the alarms of running jobs whose prediction the predictor revised.
+
+        Args:
+            revised: jobs already taken from the predictor; by default this takes them
+                (:meth:`Predictor.take_revised`). They are re-armed latest revision
+                first, the order this engine has always used.
+        """
+        predictor = self.predictor
+        if revised is None:
+            revised = predictor.take_revised()
+        corrects = predictor.corrects
         state = self._a.state
-        while revised:
-            j, _ = revised.popitem()
+        for j in reversed(revised):
             if corrects and state[j] == 2:
                 self._arm(j, float(self.start_time[j]))
 
@@ -948,7 +954,7 @@ class Simulator:
                 heapq.heappush(events, (end, _END, self._seq, j))
                 self._seq += 1
                 predictor.on_start(j, now)
-                if predictor.revised:
+                if predictor.has_revised():
                     self._rearm()
                 if predictor.corrects:  # the expiry alarm, if the job will outlive its prediction
                     self._arm(j, now)
