@@ -18,8 +18,8 @@ The protocol, event by event (all times in seconds):
 
 After a job's submission its prediction changes only through :meth:`Predictor.revise`,
 at any event: it logs the change (for time-weighted accuracy) and adds the job to the
-predictor's private set of revised jobs. After every call into the predictor the engine
-asks :meth:`Predictor.has_revised` and, if so, drains that set with
+predictor's private set of revised jobs. The engine asks :meth:`Predictor.has_revised`
+after the predictor's calls of each event and, if so, drains that set with
 :meth:`Predictor.take_revised` and re-arms those jobs' expiry alarms. Predictions are
 never used to kill a job: kills use the estimate only
 (``Simulator(kill_at_estimate=True)``).
@@ -80,13 +80,18 @@ class Predictor:
 
     The revision contract between a predictor and the engine: :meth:`revise` is the only
     way to change a submitted job's prediction; it records the job in a set the
-    predictor keeps private. The engine never reads or clears that set itself: after
-    each call into the predictor (``on_submit``, ``on_start``, ``on_end``, and its own
-    :meth:`revise` after ``on_expire``) it asks :meth:`has_revised` (cheap, called at
-    every event) and only then :meth:`take_revised`, which hands over the revised jobs
-    and empties the set; a running job among them gets its expiry alarm re-armed at its
-    new predicted end. A wrapper (:class:`Scaled`, :class:`Corrected`) composes through
-    the same two methods on its ``inner`` predictor.
+    predictor keeps private. The engine never reads or clears that set itself. It asks
+    :meth:`has_revised` (cheap: it is called at every event) after the ``on_end`` calls
+    of an instant's terminations, after the ``on_submit`` calls of its arrivals and after
+    each ``on_start``, and only if it is True calls :meth:`take_revised`, which hands
+    over the revised jobs and empties the set; after a correction (``on_expire``, then
+    the engine's own :meth:`revise`) it calls :meth:`take_revised` at once. A running
+    job among the revised ones gets its expiry alarm re-armed at its new predicted end
+    (if the predictor ``corrects``); a waiting one is armed with its prediction when it
+    starts. A wrapper (:class:`Scaled`, :class:`Corrected`) composes through the same
+    two methods on its ``inner`` predictor; a predictor that keeps its revisions
+    elsewhere overrides :meth:`revise`, :meth:`has_revised` and :meth:`take_revised`
+    together.
     """
 
     name = "walltime"
