@@ -294,11 +294,17 @@ def test_the_engine_asks_through_the_methods_only():
             out, self.pending = self.pending, []
             return out
 
+    w = workload([(0, 200, 1, 500), (0, 10, 1, 500)])
     p = OwnStore()
-    s = run(workload([(0, 200, 1, 500), (0, 10, 1, 500)]), p)
+    s = run(w, p)
     assert p.expired == [(0, 50.0, 50.0)]  # the revision at t=10 re-armed job 0's alarm
     assert [(t, j, q) for t, j, q in s.prediction_changes] == [(10, 0, 50), (50, 0, 500)]
     assert p.pending == []  # the engine took every revision
+    # wrapped: Corrected's revision after on_expire goes into the inner's own store too
+    inner = OwnStore(corrects=False)
+    s = run(w, Corrected(inner))
+    assert [(t, j, q) for t, j, q in s.prediction_changes] == [(10, 0, 50), (50, 0, 500)]
+    assert inner.pending == [] and not inner._revised
 
 
 def test_wrappers_pass_an_inner_revision_on_to_the_engine():
