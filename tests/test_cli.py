@@ -396,11 +396,12 @@ def test_allocation_choices_are_the_allocators_policies(capsys, two_nodes):
     from hpcgym.errors import InvalidConfigError
 
     assert set(ALLOCATIONS) == set(POLICIES)
-    with pytest.raises(SystemExit) as exc:
-        main(["simulate", *two_nodes, "--allocation", "worst-fit"])
-    assert exc.value.code == 2
-    err = capsys.readouterr().err
-    assert "argument --allocation: invalid choice: 'worst-fit'" in err and "best-fit" in err
+    for cmd in (["simulate"], ["compare"], ["reproduce", "tsafrir2007"]):
+        with pytest.raises(SystemExit) as exc:
+            main([*cmd, *two_nodes, "--allocation", "worst-fit"])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert "argument --allocation: invalid choice: 'worst-fit'" in err and "best-fit" in err
     with pytest.raises(InvalidConfigError, match="--allocation must be one of first-fit, best-fit, got 'x'"):
         with_allocation(load_default(), "x")
     # a trace without a machine gets its one node with the policy (every job on node 0)
