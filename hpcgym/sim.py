@@ -587,6 +587,8 @@ class Simulator:
         w = self.workload
         n = len(w)
         self.predictor.reset(w if self.predictor.needs_runtime else w.public)
+        # asked at every event: bound once, after reset (a wrapper binds its inner's there)
+        self._has_revised = self.predictor.has_revised
         self._submit: list[float] = w.submit.tolist()
         self._runtime: list[float] = w.runtime.tolist()
         self._estimate: list[float] = w.estimate.tolist()
@@ -719,7 +721,7 @@ class Simulator:
         for j in range(first, stop):
             predictor.on_submit(j, t)
             fp[j] = pred[j]
-        if predictor.has_revised():
+        if self._has_revised():
             self._rearm()
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -820,7 +822,7 @@ class Simulator:
                 self._nr -= count
                 self._rver += 1
                 self._fver += 1
-            if predictor.has_revised():
+            if self._has_revised():
                 self._rearm()
         # arrivals
         stop = na
@@ -944,6 +946,7 @@ class Simulator:
             runtimes = self._runtime
             kill = self.kill_at_estimate
             events = self._events
+            has_revised = self._has_revised
             for j in js[:k].tolist():
                 runtime = runtimes[j]
                 if kill and runtime > self._estimate[j]:
@@ -954,7 +957,7 @@ class Simulator:
                 heapq.heappush(events, (end, _END, self._seq, j))
                 self._seq += 1
                 predictor.on_start(j, now)
-                if predictor.has_revised():
+                if has_revised():
                     self._rearm()
                 if predictor.corrects:  # the expiry alarm, if the job will outlive its prediction
                     self._arm(j, now)
