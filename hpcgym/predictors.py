@@ -528,12 +528,14 @@ class Scaled(_Wrapper):
         inner = self.inner
         old = float(self._inner_prediction[job])
         new = float(inner.on_expire(job, now, elapsed / self._f))
-        if new > old:
+        grows = new > old
+        if grows:
             inner.revise(job, now, new)
         if self._inner_has_revised():
-            # ``job`` itself: the engine revises this predictor's own (scaled) value with
-            # what this returns; other jobs the inner revised meanwhile are passed on
-            self._sync(now, skip=job)
+            # other jobs the inner revised meanwhile are passed on; ``job`` itself only if
+            # it did not grow (the engine revises this predictor's own, scaled, value with
+            # what this returns when it grows)
+            self._sync(now, skip=job if grows else -1)
         return self._f * float(self._inner_prediction[job])
 
     def __repr__(self) -> str:
