@@ -150,8 +150,6 @@ class Predictor:
             revised twice appears once, at its first place); empty if none.
         """
         revised = self._revised
-        if not revised:
-            return []
         jobs = list(revised)
         revised.clear()
         return jobs
@@ -415,6 +413,7 @@ class Corrected(_Wrapper):
         self.on_submit = inner.on_submit  # type: ignore[method-assign]
         self.on_start = inner.on_start  # type: ignore[method-assign]
         self.on_end = inner.on_end  # type: ignore[method-assign]
+        self.revise = inner.revise  # type: ignore[method-assign]
         self.has_revised = inner.has_revised  # type: ignore[method-assign]
         self.take_revised = inner.take_revised  # type: ignore[method-assign]
 
