@@ -15,6 +15,8 @@ side's kernels. Figures (as in ``bench_engine.py`` and ``bench_env.py``):
 * ``easy_sdsc_sp2_s``: in-process seconds of the simulation run of EASY with wall-time
   estimates over the full SDSC-SP2 trace, after one warm-up run in the same process
   (lower is better);
+* ``easypp_sdsc_sp2_s``: the same for EASY++ (``user-avg+pcor``, Tsafrir et al. 2007),
+  whose predictor revises running jobs' predictions: the engine's revision path;
 * ``env_{none,easy}_steps_per_s``: steps per second of the newest
   ``hpcgym/Dispatch-v*`` environment with ``backfill`` none and easy, K = 64, bundled
   trace, made with ``gymnasium.make``, driven by a random policy that asks for the
@@ -28,8 +30,8 @@ measure of what the code costs. ``--clock wall`` uses wall time (for the engine,
 
 Prints, per figure, both medians, head/base, how much slower head is and both ranges;
 with ``--check`` exits 1 when head is more than ``--tolerance`` (10 %) slower than base
-on any figure (2 on errors). It also says whether both sides give EASY the same
-schedule on SDSC-SP2 (sha256 of the start times).
+on any figure (2 on errors). It also says whether both sides give EASY and EASY++ the
+same schedules on SDSC-SP2 (sha256 of the start times).
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class Figure:
 
 FIGURES = (
     Figure("easy_sdsc_sp2_s", "EASY (W), full SDSC-SP2, simulation loop", "s", False),
+    Figure("easypp_sdsc_sp2_s", "EASY++ (user-avg+pcor), full SDSC-SP2, simulation loop", "s", False),
     *(
         Figure(
             f"env_{b}_steps_per_s", f"env Dispatch K=64 backfill={b}, random masked policy", "steps/s", True
@@ -102,6 +105,15 @@ def measure(trace: str, env_steps: int, seed: int) -> dict[str, Any]:
     figures["easy_sdsc_sp2_s"] = {"wall": s.sim_seconds, "cpu": cpu}
     out["easy_jobs"] = len(w)
     out["easy_start_sha256"] = hashlib.sha256(
+        np.ascontiguousarray(s.start, dtype="<f8").tobytes()
+    ).hexdigest()
+    for _ in range(2):
+        sim = Simulator(w, predictor=preset_predictor("easy++"))
+        cpu0 = time.process_time()
+        s = sim.run(make_policy("easy++"), progress=False)
+        cpu = time.process_time() - cpu0
+    figures["easypp_sdsc_sp2_s"] = {"wall": s.sim_seconds, "cpu": cpu}
+    out["easypp_start_sha256"] = hashlib.sha256(
         np.ascontiguousarray(s.start, dtype="<f8").tobytes()
     ).hexdigest()
 
@@ -298,11 +310,12 @@ def main(argv: list[str] | None = None) -> int:
 
     lines, failed = table(sides, args.tolerance)
     print("\n" + "\n".join(lines))
-    same = {r["easy_start_sha256"] for s in sides.values() for r in s}
-    print(
-        f"EASY schedule on SDSC-SP2 ({sides['head'][0]['easy_jobs']:,} jobs): "
-        + ("identical on both sides" if len(same) == 1 else "DIFFERS between the sides")
-    )
+    for key, what in (("easy_start_sha256", "EASY"), ("easypp_start_sha256", "EASY++")):
+        same = {r[key] for s in sides.values() for r in s}
+        print(
+            f"{what} schedule on SDSC-SP2 ({sides['head'][0]['easy_jobs']:,} jobs): "
+            + ("identical on both sides" if len(same) == 1 else "DIFFERS between the sides")
+        )
     print(f"env ids: base {sides['base'][0]['env_id']}, head {sides['head'][0]['env_id']}")
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -45,9 +45,14 @@ def command(
     return with_configure
 
 
+ALLOCATIONS = ("first-fit", "best-fit")
+"""``--allocation``'s choices: the allocator's policies (:data:`hpcgym.allocator.POLICIES`,
+not imported here so that ``hpcgym --help`` does not load numba)."""
+
+
 def add_trace_arguments(p: argparse.ArgumentParser) -> None:
-    """``--trace --workload --procs --machine --node-size --jobs --offset --load --default-estimate
-    --partition``, for every trace reader."""
+    """``--trace --workload --procs --machine --node-size --allocation --jobs --offset --load
+    --default-estimate --partition``, for every trace reader."""
     p.add_argument(
         "--trace",
         type=Path,
@@ -83,6 +88,15 @@ def add_trace_arguments(p: argparse.ArgumentParser) -> None:
         metavar="K",
         help="an SWF trace's processors as nodes of K used exclusively: a job of p processors takes "
         "ceil(p/K) whole nodes (K must divide the machine size)",
+    )
+    p.add_argument(
+        "--allocation",
+        choices=ALLOCATIONS,
+        default=None,
+        help="where the engine places a job's chunks when the dispatcher does not, overriding the "
+        "machine's own policy: first-fit (nodes in index order) or best-fit (the nodes left with the "
+        "fewest free resources first); see docs/MACHINES.md. On one node of --procs processors both "
+        "place every job on node 0 (default: the machine's, first-fit unless its file says otherwise)",
     )
     p.add_argument("--jobs", type=int, default=None, help="simulate only this many jobs")
     p.add_argument("--offset", type=int, default=0, help="skip this many jobs first")
@@ -147,12 +161,36 @@ def load_trace(args: argparse.Namespace) -> Any:
                 partitions=parse_partitions(getattr(args, "partition", None)),
             )
         w = _for_machine(w, args)
+    allocation = getattr(args, "allocation", None)
+    if allocation is not None:
+        w = with_allocation(w, allocation)
     if args.offset or args.jobs is not None:
         w = w.window(args.jobs, args.offset)
     if args.load != 1.0:
         w = w.scale_load(args.load)
     announce_compilation()
     return w
+
+
+def with_allocation(w: Any, allocation: str) -> Any:
+    """``w`` on its machine with the allocation policy ``allocation`` (``--allocation``).
+
+    A workload without a machine runs on one node of ``w.procs`` processors
+    (:class:`~hpcgym.sim.Simulator`'s default); it gets that machine with ``allocation``,
+    which places every job on node 0 under either policy.
+
+    Raises:
+        InvalidConfigError: ``allocation`` is not one of :data:`ALLOCATIONS`; the
+            message names ``--allocation``.
+    """
+    import dataclasses
+
+    from hpcgym.machine import Machine
+
+    if allocation not in ALLOCATIONS:
+        raise InvalidConfigError(f"--allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
+    machine = w.machine if w.machine is not None else Machine.processors(w.procs)
+    return dataclasses.replace(w, machine=machine.with_allocation(allocation))
 
 
 def _for_machine(w: Any, args: argparse.Namespace) -> Any:

@@ -17,9 +17,12 @@ The protocol, event by event (all times in seconds):
   as long as its prediction: return a larger one (prediction correction).
 
 After a job's submission its prediction changes only through :meth:`Predictor.revise`,
-at any event: it logs the change (for time-weighted accuracy) and tells the engine,
-which re-arms the job's expiry alarm. Predictions are never used to kill a job: kills
-use the estimate only (``Simulator(kill_at_estimate=True)``).
+at any event: it logs the change (for time-weighted accuracy) and adds the job to the
+predictor's private set of revised jobs. The engine asks :meth:`Predictor.has_revised`
+after the predictor's calls of each event and, if so, drains that set with
+:meth:`Predictor.take_revised` and re-arms those jobs' expiry alarms. Predictions are
+never used to kill a job: kills use the estimate only
+(``Simulator(kill_at_estimate=True)``).
 
 Writing your own predictor::
 
@@ -74,8 +77,21 @@ class Predictor:
         estimate: every job's user estimate (s), as the predictor sees it.
         changes: ``(time, job, new prediction)`` for every revision after submission,
             in time order; used for time-weighted accuracy.
-        revised: jobs revised since the engine last looked (the engine empties it and
-            re-arms their expiry alarms).
+
+    The revision contract between a predictor and the engine: :meth:`revise` is the only
+    way to change a submitted job's prediction; it records the job in a set the
+    predictor keeps private. The engine never reads or clears that set itself. It asks
+    :meth:`has_revised` (cheap: it is called at every event) after the ``on_end`` calls
+    of an instant's terminations, after the ``on_submit`` calls of its arrivals and after
+    each ``on_start``, and only if it is True calls :meth:`take_revised`, which hands
+    over the revised jobs and empties the set; after a correction (``on_expire``, then
+    the engine's own :meth:`revise`) it calls :meth:`take_revised` at once. A running
+    job among the revised ones gets its expiry alarm re-armed at its new predicted end
+    (if the predictor ``corrects``); a waiting one is armed with its prediction when it
+    starts. A wrapper (:class:`Scaled`, :class:`Corrected`) composes through the same
+    two methods on its ``inner`` predictor; a predictor that keeps its revisions
+    elsewhere overrides :meth:`revise`, :meth:`has_revised` and :meth:`take_revised`
+    together.
     """
 
     name = "walltime"
@@ -86,7 +102,7 @@ class Predictor:
         self.prediction: np.ndarray = np.zeros(0)
         self.estimate: np.ndarray = np.zeros(0)
         self.changes: list[tuple[float, int, float]] = []
-        self.revised: dict[int, None] = {}
+        self._revised: dict[int, None] = {}  # an insertion-ordered set: see take_revised
 
     def reset(self, workload: Any) -> None:
         """Start over for ``workload``; by default every prediction is the estimate."""
@@ -94,7 +110,7 @@ class Predictor:
         self.estimate = np.asarray(workload.estimate, dtype=np.float64)
         self.prediction = self.estimate.copy()
         self.changes = []
-        self.revised = {}
+        self._revised = {}
 
     def on_submit(self, job: int, now: float) -> None:
         """``job`` arrived; set ``self.prediction[job]``."""
@@ -114,10 +130,29 @@ class Predictor:
         return float(self.prediction[job])
 
     def revise(self, job: int, now: float, value: float) -> None:
-        """Set a new prediction for ``job``, log it for accuracy and tell the engine."""
+        """Set a new prediction for ``job``, log it for accuracy and tell the engine.
+
+        The engine learns of it through :meth:`has_revised` and :meth:`take_revised`.
+        """
         self.prediction[job] = value
         self.changes.append((now, job, float(value)))
-        self.revised[job] = None
+        self._revised[job] = None
+
+    def has_revised(self) -> bool:
+        """Whether a job was revised since the last :meth:`take_revised` (O(1))."""
+        return bool(self._revised)
+
+    def take_revised(self) -> list[int]:
+        """The jobs revised since the last call, each once, and forget them.
+
+        Returns:
+            Job ids in the order of their first revision since the last call (a job
+            revised twice appears once, at its first place); empty if none.
+        """
+        revised = self._revised
+        jobs = list(revised)
+        revised.clear()
+        return jobs
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
@@ -371,7 +406,6 @@ class Corrected(_Wrapper):
         self.estimate = inner.estimate
         self.prediction = inner.prediction
         self.changes = inner.changes
-        self.revised = inner.revised
         self._beyond: dict[int, int] = {}  # corrections beyond the estimate, per job
         self._count = {}  # all corrections, per job
         self._est: list[float] = self.estimate.tolist()
@@ -379,6 +413,19 @@ class Corrected(_Wrapper):
         self.on_submit = inner.on_submit  # type: ignore[method-assign]
         self.on_start = inner.on_start  # type: ignore[method-assign]
         self.on_end = inner.on_end  # type: ignore[method-assign]
+        self.revise = inner.revise  # type: ignore[method-assign]
+        self.has_revised = inner.has_revised  # type: ignore[method-assign]
+        self.take_revised = inner.take_revised  # type: ignore[method-assign]
+
+    def revise(self, job: int, now: float, value: float) -> None:
+        # the inner predictor owns the prediction, the log and the revised set
+        self.inner.revise(job, now, value)
+
+    def has_revised(self) -> bool:
+        return self.inner.has_revised()
+
+    def take_revised(self) -> list[int]:
+        return self.inner.take_revised()
 
     def on_submit(self, job: int, now: float) -> None:
         self.inner.on_submit(job, now)
@@ -447,41 +494,47 @@ class Scaled(_Wrapper):
         self.estimate = f * inner.estimate
         self.prediction = f * inner.prediction
         self.changes = []
-        self.revised = {}
+        self._revised = {}
         self._f = f
         self._inner_prediction = inner.prediction
-        self._inner_revised = inner.revised
+        self._inner_has_revised = inner.has_revised
+        self._inner_take_revised = inner.take_revised
 
-    def _sync(self, now: float) -> None:
-        revised = self._inner_revised
+    def _sync(self, now: float, skip: int = -1) -> None:
+        """Revise, scaled, every job the inner predictor revised (but ``skip``)."""
         inner_pred = self._inner_prediction
-        for j in list(revised):
-            self.revise(j, now, self._f * float(inner_pred[j]))
-        revised.clear()
+        for j in self._inner_take_revised():
+            if j != skip:
+                self.revise(j, now, self._f * float(inner_pred[j]))
 
     def on_submit(self, job: int, now: float) -> None:
         self.inner.on_submit(job, now)
         self.prediction[job] = self._f * self._inner_prediction[job]
-        if self._inner_revised:
+        if self._inner_has_revised():
             self._sync(now)
 
     def on_start(self, job: int, now: float) -> None:
         self.inner.on_start(job, now)
-        if self._inner_revised:
+        if self._inner_has_revised():
             self._sync(now)
 
     def on_end(self, job: int, now: float, runtime: float) -> None:
         self.inner.on_end(job, now, runtime)
-        if self._inner_revised:
+        if self._inner_has_revised():
             self._sync(now)
 
     def on_expire(self, job: int, now: float, elapsed: float) -> float:
         inner = self.inner
         old = float(self._inner_prediction[job])
         new = float(inner.on_expire(job, now, elapsed / self._f))
-        if new > old:
+        grows = new > old
+        if grows:
             inner.revise(job, now, new)
-            self._inner_revised.clear()  # the engine revises this predictor's own value
+        if self._inner_has_revised():
+            # other jobs the inner revised meanwhile are passed on; ``job`` itself only if
+            # it did not grow (the engine revises this predictor's own, scaled, value with
+            # what this returns when it grows)
+            self._sync(now, skip=job if grows else -1)
         return self._f * float(self._inner_prediction[job])
 
     def __repr__(self) -> str:

@@ -80,8 +80,7 @@ def run_policy(
         EmptyWorkloadError: the workload has no jobs.
         UnknownNameError: ``policy`` or ``predictor`` is not a registered name.
         InvalidConfigError: ``policy`` is neither a name nor callable, ``via_env``
-            with a callable, ``extra`` with a preset that is not EASY-family, or
-            ``extra="all"`` with ``via_env`` (the environment builds the preset itself).
+            with a callable, or ``extra`` with a preset that is not EASY-family.
     """
     if len(workload) == 0:
         where = f" of {workload.report.path}" if workload.report is not None else ""
@@ -107,11 +106,11 @@ def run_policy(
     if dispatcher is None:
         dispatcher = make_policy(name)
     if extra is not None:
-        dispatcher = _with_extra(dispatcher, name, extra, via_env)
+        dispatcher = with_extra(dispatcher, name, extra)
     if via_env:
         from hpcgym.env.adapters import run_via_env
 
-        schedule = run_via_env(workload, name, predictor, kill_at_estimate=kill_at_estimate)
+        schedule = run_via_env(workload, name, predictor, kill_at_estimate=kill_at_estimate, extra=extra)
     else:
         sim = Simulator(workload, predictor=pred, kill_at_estimate=kill_at_estimate)
         schedule = sim.run(dispatcher, progress=progress)
@@ -154,16 +153,17 @@ def easy_extra(policy: str) -> str | None:
     return dispatcher.extra if isinstance(dispatcher, EasyBackfilling) else None
 
 
-def _with_extra(dispatcher: object, name: str, extra: str, via_env: bool) -> EasyBackfilling:
+def with_extra(dispatcher: object, name: str, extra: str) -> EasyBackfilling:
+    """The EASY-family preset ``dispatcher`` (named ``name``) counting extra processors by ``extra``.
+
+    Raises:
+        InvalidConfigError: ``dispatcher`` is not EASY-family (it makes no reservation),
+            or ``extra`` is not a rule :class:`~hpcgym.baselines.EasyBackfilling` knows.
+    """
     if not isinstance(dispatcher, EasyBackfilling):
         easy = ", ".join(n for n in policy_specs() if easy_extra(n) is not None)
         raise InvalidConfigError(
             f"extra={extra!r} applies only to EASY-family presets ({easy}); "
             f"{name!r} makes no reservation, so it has no extra processors"
-        )
-    if via_env and extra != dispatcher.extra:
-        raise InvalidConfigError(
-            f"extra={extra!r} cannot be combined with via_env: the environment builds the preset "
-            f"{name!r} itself, with its own rule ({dispatcher.extra!r})"
         )
     return dataclasses.replace(dispatcher, extra=extra)  # validates extra

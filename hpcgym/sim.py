@@ -579,6 +579,8 @@ class Simulator:
         w = self.workload
         n = len(w)
         self.predictor.reset(w if self.predictor.needs_runtime else w.public)
+        # asked at every event: bound once, after reset (a wrapper binds its inner's there)
+        self._has_revised = self.predictor.has_revised
         self._submit: list[float] = w.submit.tolist()
         self._runtime: list[float] = w.runtime.tolist()
         self._estimate: list[float] = w.estimate.tolist()
@@ -712,7 +714,7 @@ class Simulator:
         for j in range(first, stop):
             predictor.on_submit(j, t)
             fp[j] = pred[j]
-        if predictor.revised:
+        if self._has_revised():
             self._rearm()
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -813,7 +815,7 @@ class Simulator:
                 self._nr -= count
                 self._rver += 1
                 self._fver += 1
-            if predictor.revised:
+            if self._has_revised():
                 self._rearm()
         # arrivals
         stop = na
@@ -852,21 +854,27 @@ class Simulator:
         old = float(predictor.prediction[j])
         new = float(predictor.on_expire(j, self.now, self.now - start))
         if new > old:  # a correction that does not grow would loop forever
-            predictor.revise(j, self.now, new)  # queues j in predictor.revised
-            revised = predictor.revised
-            if len(revised) == 1 and j in revised:  # the usual case: only this job
-                revised.clear()
+            predictor.revise(j, self.now, new)  # the predictor notes j as revised
+            revised = predictor.take_revised()
+            if len(revised) == 1 and revised[0] == j:  # the usual case: only this job
                 self._arm(j, start)
             else:
-                self._rearm()
+                self._rearm(revised)
 
-    def _rearm(self) -> None:
-        """Re-arm the alarms of running jobs whose prediction the predictor revised."""
-        revised = self.predictor.revised
-        corrects = self.predictor.corrects
+    def _rearm(self, revised: list[int] | None = None) -> None:
+        """Re-arm the alarms of running jobs whose prediction the predictor revised.
+
+        Args:
+            revised: jobs already taken from the predictor; by default this takes them
+                (:meth:`Predictor.take_revised`). They are re-armed latest revision
+                first, the order this engine has always used.
+        """
+        predictor = self.predictor
+        if revised is None:
+            revised = predictor.take_revised()
+        corrects = predictor.corrects
         state = self._a.state
-        while revised:
-            j, _ = revised.popitem()
+        for j in reversed(revised):
             if corrects and state[j] == 2:
                 self._arm(j, float(self.start_time[j]))
 
@@ -934,6 +942,7 @@ class Simulator:
             runtimes = self._runtime
             kill = self.kill_at_estimate
             events = self._events
+            has_revised = self._has_revised
             for j in js[:k].tolist():
                 runtime = runtimes[j]
                 if kill and runtime > self._estimate[j]:
@@ -944,7 +953,7 @@ class Simulator:
                 heapq.heappush(events, (end, _END, self._seq, j))
                 self._seq += 1
                 predictor.on_start(j, now)
-                if predictor.revised:
+                if has_revised():
                     self._rearm()
                 if predictor.corrects:  # the expiry alarm, if the job will outlive its prediction
                     self._arm(j, now)

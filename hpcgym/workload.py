@@ -134,7 +134,7 @@ def check_procs(value: object, name: str = "procs") -> int:
     (128, 64)
     """
     accepted = f"a whole number of processors from 1 to {MAX_PROCS:,}"
-    number = _real(value)
+    number = real_number(value)
     shown = _show(value)
     if number is None or not math.isfinite(number) or number != math.floor(number):
         if number is not None and number == math.inf and isinstance(value, numbers.Integral):
@@ -147,8 +147,16 @@ def check_procs(value: object, name: str = "procs") -> int:
     return int(number)
 
 
-def _real(value: object) -> float | None:
-    """``value`` as a float if it is a real number (not a bool); huge integers become inf."""
+def real_number(value: object) -> float | None:
+    """``value`` as a float if it is a real number (not a bool), else None.
+
+    The one check behind every numeric parameter (workload loading, machine sizes, the
+    environment's configuration): an integer too large for a float becomes ``inf`` or
+    ``-inf``, so a caller's ``math.isfinite`` check refuses it with its usual message.
+
+    >>> real_number(3), real_number(2.5), real_number(True), real_number("1"), real_number(10**400)
+    (3.0, 2.5, None, None, inf)
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
     try:
@@ -183,7 +191,7 @@ def check_partitions(value: object) -> tuple[int, ...] | None:
 
 
 def _whole(item: object) -> int:
-    number = _real(item)
+    number = real_number(item)
     if number is None:
         raise TypeError(item)
     if not math.isfinite(number) or number != math.floor(number) or abs(number) >= _EXACT:
@@ -1022,7 +1030,7 @@ def read_swf(
 
 
 def _check_default_estimate(value: object, where: str = "default_estimate") -> float:
-    number = _real(value)
+    number = real_number(value)
     if number is None or not (math.isfinite(number) and number > 0):
         raise InvalidConfigError(f"{where} must be a positive number of seconds, got {_show(value)}")
     return number

@@ -330,3 +330,80 @@ def test_python_dash_m_entry_point():
     row = strict_json(proc.stdout)
     assert REQUIRED_KEYS <= row.keys()
     assert (row["jobs_simulated"], row["predictor"]) == (200, "real")
+
+
+# ------------------------------------------------------------ --allocation
+# two nodes, 8 and 4 cores; a 4-core job at 0 (100 s), an 8-core job at 10 (100 s)
+TWO_NODES = 'resources = ["cores"]\n[[nodes]]\ncores = 8\n[[nodes]]\ncores = 4\n'
+TWO_JOBS = (
+    "; MaxProcs: 12\n"
+    "1 0 -1 100 4 -1 -1 4 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+    "2 10 -1 100 8 -1 -1 8 100 -1 1 1 1 -1 -1 -1 -1 -1\n"
+)
+
+
+@pytest.fixture
+def two_nodes(tmp_path):
+    machine, trace = tmp_path / "two.toml", tmp_path / "two.swf"
+    machine.write_text(TWO_NODES)
+    trace.write_text(TWO_JOBS)
+    return ["--trace", str(trace), "--machine", str(machine)]
+
+
+def _placements(capsys, tmp_path, *args: str) -> list[tuple[float, str]]:
+    out = tmp_path / "s.csv"
+    simulate_json(capsys, *args, "--schedule-out", str(out))
+    with open(out, newline="") as fh:
+        return [(float(r["start"]), r["nodes"]) for r in csv.DictReader(fh)]
+
+
+def test_allocation_overrides_the_machines_policy(capsys, tmp_path, two_nodes):
+    # first-fit puts the 4-core job on node 0, so the 8-core job waits for it; best-fit
+    # puts it on the 4-core node 1 (nothing left there), so the 8-core job starts at once
+    first = [(0.0, "0"), (100.0, "0")]
+    best = [(0.0, "1"), (10.0, "0")]
+    assert _placements(capsys, tmp_path, *two_nodes) == first  # the file's default
+    assert _placements(capsys, tmp_path, *two_nodes, "--allocation", "first-fit") == first
+    assert _placements(capsys, tmp_path, *two_nodes, "--allocation", "best-fit") == best
+    # through the environment too: the machine travels with the workload
+    assert _placements(capsys, tmp_path, *two_nodes, "--allocation", "best-fit", "--via-env") == best
+    # and a machine file that says best-fit is overridden back to first-fit
+    toml = Path(two_nodes[3])
+    toml.write_text('allocation = "best-fit"\n' + TWO_NODES)
+    assert _placements(capsys, tmp_path, *two_nodes) == best
+    assert _placements(capsys, tmp_path, *two_nodes, "--allocation", "first-fit") == first
+
+
+def test_allocation_in_compare_and_on_a_job_table(capsys, tmp_path, two_nodes):
+    args = ["compare", *two_nodes, "--policies", "fcfs,easy", "--include-all", "--json"]
+    waits = {}
+    for allocation in ("first-fit", "best-fit"):
+        assert main([*args, "--allocation", allocation]) == 0
+        waits[allocation] = [r["mean_wait_s"] for r in strict_json(capsys.readouterr().out)]
+    assert waits == {"first-fit": [45.0, 45.0], "best-fit": [0.0, 0.0]}
+    # a job table on the Eurora preset: the same jobs, placed differently
+    sample = Path(__file__).parents[1] / "hpcgym" / "data" / "examples" / "eurora-sample.csv"
+    table = ["--machine", "eurora", "--workload", str(sample)]
+    placed = {a: _placements(capsys, tmp_path, *table, "--allocation", a) for a in ("first-fit", "best-fit")}
+    assert len(placed["first-fit"]) == len(placed["best-fit"]) > 0
+    assert placed["first-fit"] == _placements(capsys, tmp_path, *table)  # the preset's own policy
+    assert [n for _, n in placed["first-fit"]] != [n for _, n in placed["best-fit"]]
+
+
+def test_allocation_choices_are_the_allocators_policies(capsys, two_nodes):
+    from hpcgym.allocator import POLICIES
+    from hpcgym.cli import ALLOCATIONS, with_allocation
+    from hpcgym.errors import InvalidConfigError
+
+    assert set(ALLOCATIONS) == set(POLICIES)
+    for cmd in (["simulate"], ["compare"], ["reproduce", "tsafrir2007"]):
+        with pytest.raises(SystemExit) as exc:
+            main([*cmd, *two_nodes, "--allocation", "worst-fit"])
+        assert exc.value.code == 2
+        err = capsys.readouterr().err
+        assert "argument --allocation: invalid choice: 'worst-fit'" in err and "best-fit" in err
+    with pytest.raises(InvalidConfigError, match="--allocation must be one of first-fit, best-fit, got 'x'"):
+        with_allocation(load_default(), "x")
+    # a trace without a machine gets its one node with the policy (every job on node 0)
+    w = with_allocation(load_default().window(10), "best-fit")
+    assert w.machine.allocation == "best-fit" and w.machine.n_nodes == 1

@@ -73,9 +73,39 @@ def test_simulate_extra_rejects_an_unknown_rule(trace, capsys):
     assert "classic" in capsys.readouterr().err
 
 
-def test_simulate_extra_all_via_env_is_refused(trace, capsys):
-    assert main(["simulate", "--trace", str(trace), "--extra", "all", "--via-env"]) == 2
-    assert "via_env" in capsys.readouterr().err
+@pytest.mark.parametrize("policy", ["easy", "easy++"])
+@pytest.mark.parametrize("rule", ["classic", "all"])
+def test_simulate_extra_via_env_is_the_direct_schedule(trace, tmp_path, capsys, policy, rule):
+    # the dispatcher is the environment's agent: its rule is applied as in a direct run
+    starts = {}
+    for via in ([], ["--via-env"]):
+        out = tmp_path / f"{policy}-{rule}-{len(via)}.csv"
+        args = ["simulate", "--trace", str(trace), "--policy", policy, "--include-all", "--json"]
+        assert main([*args, "--extra", rule, *via, "--schedule-out", str(out)]) == 0
+        assert json.loads(capsys.readouterr().out)["extra"] == rule
+        starts[bool(via)] = start_times(out)
+    assert starts[True] == starts[False]
+    assert starts[True][4] == C_START[rule]
+
+
+def test_extra_via_env_with_a_policy_without_reservation_is_a_usage_error(trace, capsys):
+    assert main(["simulate", "--trace", str(trace), "--policy", "fcfs", "--extra", "all", "--via-env"]) == 2
+    err = capsys.readouterr().err
+    assert "'fcfs'" in err and "EASY-family" in err and "Traceback" not in err
+
+
+def test_run_via_env_takes_the_rule_from_python_too(trace):
+    from hpcgym.env import run_via_env
+    from hpcgym.errors import InvalidConfigError
+    from hpcgym.workload import read_swf
+
+    w = read_swf(trace)
+    start = {rule: run_via_env(w, "easy", extra=rule).start[3] for rule in ("classic", "all")}
+    assert start == C_START
+    with pytest.raises(InvalidConfigError, match="EASY-family"):
+        run_via_env(w, "fcfs", extra="all")
+    with pytest.raises(InvalidConfigError, match="extra"):
+        run_via_env(w, "easy", extra="some")
 
 
 def test_compare_extra_applies_to_every_easy_preset_only(trace, tmp_path, capsys):

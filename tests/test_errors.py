@@ -264,14 +264,14 @@ def test_predictor_arguments_that_are_valid_still_work():
 BAD_VALUES = {
     # field: values that are not of its type or not finite
     "procs": ["8", 1.5, True, 10**30, float("nan")],
-    "load_factor": ["2", float("nan"), float("inf"), True, 0],
+    "load_factor": ["2", float("nan"), float("inf"), True, 0, 10**400],
     "window_jobs": ["x", 2.5, True, 0],
-    "split_fractions": [(0.5, "a", 0.5), (0.5, float("nan"), 0.5), "0.7,0.15,0.15"],
+    "split_fractions": [(0.5, "a", 0.5), (0.5, float("nan"), 0.5), "0.7,0.15,0.15", (10**400, 0, 0)],
     "job_range": [(0, "x"), (0.5, 10), (5, 2)],
     "window_size": [2.5, "8", False],
     "histogram_bins": [True, 1.0, "16"],
     "max_time_s": [float("nan"), float("inf"), "1e5"],
-    "reward_scale": ["x", float("nan"), -1.0],
+    "reward_scale": ["x", float("nan"), -1.0, 10**400],
     "invalid_penalty": ["x", float("nan"), float("inf"), -0.5, None],
     "warm_start": ["yes", 1],
     "kill_at_estimate": ["no"],

@@ -270,6 +270,7 @@ def _load_ab() -> ModuleType:
         ("env_easy_steps_per_s", 920.0, True, 0, False),  # 8.7 % slower
         ("env_none_steps_per_s", 880.0, True, 1, True),  # 13.6 % slower
         ("env_none_steps_per_s", 1300.0, True, 0, False),  # faster
+        ("easypp_sdsc_sp2_s", 1.15, True, 1, True),  # the revising predictor's path, 15 % slower
     ],
 )
 def test_ab_fails_only_with_check_and_only_beyond_the_tolerance(
@@ -284,13 +285,19 @@ def test_ab_fails_only_with_check_and_only_beyond_the_tolerance(
 ) -> None:
     ab = _load_ab()
     (tmp_path / ab.SDSC_SP2).write_bytes(b"")
-    base = {"easy_sdsc_sp2_s": 1.0, "env_none_steps_per_s": 1000.0, "env_easy_steps_per_s": 1000.0}
+    base = {
+        "easy_sdsc_sp2_s": 1.0,
+        "easypp_sdsc_sp2_s": 1.0,
+        "env_none_steps_per_s": 1000.0,
+        "env_easy_steps_per_s": 1000.0,
+    }
 
     def run_side(tree: Path, trace: Path, env_steps: int, seed: int, clock: str) -> dict[str, Any]:
         values = dict(base)
         if tree == ab.REPO:  # head: this working tree
             values[figure] = head_value
-        return {**values, "easy_start_sha256": "same", "easy_jobs": 3, "env_id": "hpcgym/Dispatch-v1"}
+        hashes = {"easy_start_sha256": "same", "easypp_start_sha256": "same"}
+        return {**values, **hashes, "easy_jobs": 3, "env_id": "hpcgym/Dispatch-v1"}
 
     class NoWorktrees:
         def __enter__(self) -> NoWorktrees:
@@ -307,5 +314,5 @@ def test_ab_fails_only_with_check_and_only_beyond_the_tolerance(
     argv = ["--base", "HEAD", "--traces", str(tmp_path), "--repeat", "3", *(["--check"] if check else [])]
     assert ab.main(argv) == status
     out = capsys.readouterr()
-    assert "identical on both sides" in out.out
+    assert out.out.count("identical on both sides") == 2  # EASY and EASY++
     assert ("slower than base on: " + figure in out.err) == too_slow

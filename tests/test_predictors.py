@@ -239,6 +239,115 @@ def test_a_predictor_may_revise_a_running_job_and_the_engine_rearms_its_alarm():
     assert [(t, j, p) for t, j, p in s.prediction_changes] == [(10, 0, 50), (50, 0, 500)]
 
 
+class Revising(Predictor):
+    """Predicts 1000 s; when job 1 ends, revises running job 0 to 50 s."""
+
+    def __init__(self, corrects: bool = True) -> None:
+        super().__init__()
+        self.corrects = corrects
+        self.expired: list[tuple[int, float, float]] = []
+
+    def on_submit(self, job, now):
+        self.prediction[job] = 1000.0
+
+    def on_end(self, job, now, runtime):
+        if job == 1:
+            self.revise(0, now, 50.0)
+
+    def on_expire(self, job, now, elapsed):
+        self.expired.append((job, now, elapsed))
+        return float(self.estimate[job])
+
+
+def test_take_revised_hands_over_each_revised_job_once_and_forgets_them():
+    p = Predictor()
+    p.reset(workload([(0, 10, 1, 100)] * 4))
+    assert not p.has_revised() and p.take_revised() == []
+    p.revise(3, 1.0, 20.0)
+    p.revise(1, 2.0, 30.0)
+    p.revise(3, 3.0, 40.0)
+    assert p.has_revised()
+    assert p.take_revised() == [3, 1]  # first-revision order, each job once
+    assert not p.has_revised() and p.take_revised() == []
+    assert p.changes == [(1.0, 3, 20.0), (2.0, 1, 30.0), (3.0, 3, 40.0)]  # every revision logged
+    p.revise(2, 4.0, 50.0)
+    p.reset(p.workload)
+    assert not p.has_revised()  # reset forgets pending revisions
+
+
+def test_the_engine_asks_through_the_methods_only():
+    # a predictor keeping its revisions in its own structure (no base-class set at all)
+    class OwnStore(Revising):
+        def reset(self, workload):
+            super().reset(workload)
+            self.pending: list[int] = []
+
+        def revise(self, job, now, value):
+            self.prediction[job] = value
+            self.changes.append((now, job, float(value)))
+            self.pending.append(job)
+
+        def has_revised(self):
+            return bool(self.pending)
+
+        def take_revised(self):
+            out, self.pending = self.pending, []
+            return out
+
+    w = workload([(0, 200, 1, 500), (0, 10, 1, 500)])
+    p = OwnStore()
+    s = run(w, p)
+    assert p.expired == [(0, 50.0, 50.0)]  # the revision at t=10 re-armed job 0's alarm
+    assert [(t, j, q) for t, j, q in s.prediction_changes] == [(10, 0, 50), (50, 0, 500)]
+    assert p.pending == []  # the engine took every revision
+    # wrapped: Corrected's revision after on_expire goes into the inner's own store too
+    inner = OwnStore(corrects=False)
+    s = run(w, Corrected(inner))
+    assert [(t, j, q) for t, j, q in s.prediction_changes] == [(10, 0, 50), (50, 0, 500)]
+    assert inner.pending == [] and not inner._revised
+
+
+def test_wrappers_pass_an_inner_revision_on_to_the_engine():
+    w = workload([(0, 200, 1, 500), (0, 10, 1, 500)])
+    # Corrected: the inner's revision (50 s) is re-armed and then corrected to the estimate
+    inner = Revising(corrects=False)
+    s = run(w, Corrected(inner))
+    assert [(t, j, q) for t, j, q in s.prediction_changes] == [(10, 0, 50), (50, 0, 500)]
+    assert not inner.has_revised()
+    # Scaled: the inner's 50 s becomes 100 s, outlived at t=100 with 50 inner seconds
+    inner = Revising()
+    p = Scaled(inner, 2)
+    s = run(w, p)
+    assert inner.expired == [(0, 100.0, 50.0)]
+    assert [(t, j, q) for t, j, q in s.prediction_changes] == [(10, 0, 100), (100, 0, 1000)]
+    assert not inner.has_revised() and not p.has_revised()
+
+
+def test_scaled_passes_on_what_the_inner_revises_while_correcting():
+    # at job 0's expiry the inner also shortens job 1 to 60 s (120 s scaled): the engine
+    # must re-arm job 1 at t=120, not at its old scaled prediction 2000
+    class Inner(Predictor):
+        corrects = True
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.expired: list[tuple[int, float, float]] = []
+
+        def on_submit(self, job, now):
+            self.prediction[job] = 50.0 if job == 0 else 1000.0
+
+        def on_expire(self, job, now, elapsed):
+            self.expired.append((job, now, elapsed))
+            if job == 0:
+                self.revise(1, now, 60.0)
+            return float(self.estimate[job])
+
+    inner = Inner()
+    s = run(workload([(0, 150, 1, 1000), (0, 400, 1, 1000)]), Scaled(inner, 2))
+    assert inner.expired == [(0, 100.0, 50.0), (1, 120.0, 60.0)]
+    assert [(t, j, q) for t, j, q in s.prediction_changes] == [(100, 1, 120), (100, 0, 2000), (120, 1, 2000)]
+
+
 # ------------------------------------------------------------- doubling
 def test_scaled_doubles_predictions_and_its_estimate():
     w = workload([(0, 50, 1, 100)])

@@ -139,6 +139,7 @@ def run_via_env(
     predictor: str | None = None,
     *,
     kill_at_estimate: bool = False,
+    extra: str | None = None,
 ) -> Schedule:
     """Replay ``workload`` under the preset ``policy`` acting through the environment.
 
@@ -146,13 +147,33 @@ def run_via_env(
     environment plans with ``preset_predictor(policy, predictor)`` as the direct run
     does, and shows every waiting job so the dispatcher can pick any of them.
 
+    Args:
+        workload: the jobs, on their machine.
+        policy: a preset name (``hpcgym policies``).
+        predictor: a predictor name; by default the preset's own.
+        kill_at_estimate: end jobs at their estimate.
+        extra: how an EASY-family preset counts its extra processors (``"classic"`` or
+            ``"all"``, :class:`~hpcgym.baselines.EasyBackfilling`); by default the
+            preset's own rule. The dispatcher is the agent here, so its rule is applied
+            exactly as in a direct run; the environment itself does no backfilling
+            (``backfill="none"``).
+
     Returns:
         The schedule, with ``policy``, ``decisions`` and ``sim_seconds`` set as
         :meth:`hpcgym.sim.Simulator.run` sets them.
+
+    Raises:
+        InvalidConfigError: ``extra`` with a preset that is not EASY-family, or a rule
+            other than ``"classic"`` and ``"all"``.
     """
     name = resolve_policy_name(policy)
     pred = preset_predictor(name, predictor)
-    dispatcher = as_dispatcher(make_policy(name))
+    preset = make_policy(name)
+    if extra is not None:
+        from hpcgym.runner import with_extra
+
+        preset = with_extra(preset, name, extra)
+    dispatcher = as_dispatcher(preset)
     env = DispatchEnv(
         trace=workload,
         window_jobs=None,

@@ -30,7 +30,7 @@ import numpy as np
 from hpcgym.episodes import SPLITS
 from hpcgym.errors import InvalidConfigError
 from hpcgym.machine import Machine
-from hpcgym.workload import Workload, check_procs
+from hpcgym.workload import Workload, check_procs, real_number
 
 ACTION_MODES = ("job", "policy")
 BACKFILL_MODES = ("none", "easy")
@@ -59,15 +59,6 @@ def _integer(obj: object, name: str, minimum: int, *, none: bool = False) -> Non
     object.__setattr__(obj, name, int(value))  # type: ignore[call-overload]
 
 
-def _real(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return None
-    try:
-        return float(value)
-    except OverflowError:
-        return None
-
-
 def _number(
     obj: object, name: str, accepted: str, ok: Callable[[float], bool], *, none: bool = False
 ) -> None:
@@ -75,7 +66,7 @@ def _number(
     value = getattr(obj, name)
     if value is None and none:
         return
-    number = _real(value)
+    number = real_number(value)
     good = number is not None and math.isfinite(number) and ok(number)
     _check(good, name, f"must be {accepted}{' or None' if none else ''}, got {value!r}")
     object.__setattr__(obj, name, number)
@@ -185,7 +176,7 @@ class EpisodeConfig:
         _integer(self, "window_jobs", 1, none=True)
         _choice(self.split, "split", SPLITS)
         fractions = self.split_fractions
-        fr = tuple(_real(f) for f in fractions) if isinstance(fractions, (tuple, list)) else ()
+        fr = tuple(real_number(f) for f in fractions) if isinstance(fractions, (tuple, list)) else ()
         _check(
             len(fr) == 3
             and all(f is not None and math.isfinite(f) and f >= 0 for f in fr)
