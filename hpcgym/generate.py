@@ -395,15 +395,12 @@ def name_prefix(workload: Workload) -> Callable[[int], str]:
     """A job-name prefix function for :class:`~hpcgym.predictors.ProfilePredictor`.
 
     The predictor sees job names as codes (``workload.executable``); this maps a code to
-    its name without the trailing number (``run_a2`` -> ``run_a``), 001's "same prefix".
+    its name without the trailing number (``run_a2`` -> ``run_a``), 001's "same prefix",
+    the predictor's default on job tables (:func:`~hpcgym.predictors.trailing_number_prefix`).
     """
-    names = workload.names.get("job_name", ())
-    prefixes = [n.rstrip("0123456789") for n in names]
+    from hpcgym.predictors import trailing_number_prefix
 
-    def prefix(code: int) -> str:
-        return prefixes[code] if 0 <= code < len(prefixes) else ""
-
-    return prefix
+    return trailing_number_prefix(workload.names.get("job_name", ()))
 
 
 def _letters(k: int) -> str:
@@ -780,7 +777,7 @@ def offline_predictions(workload: Workload, predictor: str | Predictor = "profil
     run time becomes known at ``submit + runtime`` (terminations before submissions at
     the same instant). ``predictor`` is a name of :func:`hpcgym.predictors.make_predictor`
     (``walltime`` or ``W``, ``profile`` or ``D``, ...) or a predictor (e.g.
-    ``ProfilePredictor(name_prefix=...)``, whose prefix rules only the Python API sets).
+    ``ProfilePredictor(name_prefix=None)`` to leave out the prefix rules).
     """
     from hpcgym.predictors import make_predictor
 
