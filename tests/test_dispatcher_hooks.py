@@ -73,7 +73,9 @@ def test_a_class_with_hooks_but_no_base_is_refused_not_silently_ignored():
         def __call__(self, view):
             return []
 
-    with pytest.raises(InvalidConfigError, match=r"Duck defines reset but does not subclass"):
+    with pytest.raises(
+        InvalidConfigError, match=r"Duck defines reset but does not subclass"
+    ):
         Simulator(_workload()).run(Duck())
     with pytest.raises(InvalidConfigError, match="must be callable"):
         as_dispatcher(42)

@@ -230,6 +230,8 @@ def test_policy_parameters_and_canonical_names():
     assert (prb.unknown, prb.allocation) == (60, "first-fit")
     assert parse_ewt("a=1/b=2.5") == {"a": 1.0, "b": 2.5}
     assert PriorityRuleBased(ewt={"debug": 60}).extras() == {}  # nothing recorded before a run
+    w = Workload.from_columns([0], [1], [1], [1], procs=1)
+    assert Simulator(w).run(PriorityRuleBased(ewt=" uniform ")).extras["prb_ewt_source"] == "uniform"
 
 
 @pytest.mark.parametrize(

@@ -298,21 +298,6 @@ register_policy(
     ),
     aliases=("ebf",),
 )
-register_policy(
-    PolicySpec(
-        "prb",
-        _prb,
-        "walltime",
-        "001/002 PRB: most urgent first (wait / queue's expected wait), ties by smaller "
-        "demand; best-fit; every job that fits starts",
-        {
-            "queue order": "max(ewt)/ewt x wait, highest first; ties: resources x predicted duration",
-            "backfill": "whole list, no reservation",
-            "allocation": "best-fit",
-            "parameters": "ewt=machine|uniform|QUEUE=S/..., unknown=S, allocation=best-fit|first-fit|machine",
-        },
-    ),
-)
 
 
 def _family(
@@ -409,3 +394,20 @@ _FAMILY = [
 ]
 for _spec in _FAMILY:
     register_policy(_spec)
+
+# Galleguillos et al. (2017) section 4, (2019) section 2.2
+register_policy(
+    PolicySpec(
+        "prb",
+        _prb,
+        "walltime",
+        "001/002 PRB: most urgent first (wait / queue's expected wait), ties by smaller "
+        "demand; best-fit; every job that fits starts",
+        {
+            "queue order": "max(ewt)/ewt x wait, highest first; ties: resources x predicted duration",
+            "backfill": "whole list, no reservation",
+            "allocation": "best-fit",
+            "parameters": "ewt=machine|uniform|QUEUE=S/..., unknown=S, allocation=best-fit|first-fit|machine",
+        },
+    ),
+)

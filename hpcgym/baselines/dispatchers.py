@@ -348,6 +348,7 @@ class PriorityRuleBased(DispatcherBase):
     def __post_init__(self) -> None:
         if isinstance(self.ewt, str):
             key = self.ewt.strip()
+            self._uniform = key == "uniform"
             if key in ("machine", "uniform"):
                 self._table: dict[str, float] | None = None
             elif "=" in key:
@@ -358,6 +359,7 @@ class PriorityRuleBased(DispatcherBase):
                     f"'QUEUE=SECONDS/...', got {self.ewt!r}"
                 )
         elif isinstance(self.ewt, Mapping):
+            self._uniform = False
             self._table = {str(q): v for q, v in self.ewt.items()}
         else:
             raise InvalidConfigError(
@@ -390,7 +392,7 @@ class PriorityRuleBased(DispatcherBase):
         machine = view.machine
         if self._table is not None:
             table, source = dict(self._table), "given"
-        elif self.ewt == "uniform":
+        elif self._uniform:
             table, source = {}, "uniform"
         else:
             table = {q: ewt for q, (_, ewt) in machine.queues.items() if ewt > 0}
