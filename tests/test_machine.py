@@ -21,7 +21,7 @@ from hpcgym.machine import (
     parse_select,
 )
 from hpcgym.predictors import make_predictor
-from hpcgym.sim import Decision, Simulator
+from hpcgym.sim import Decision, DispatcherBase, Simulator, as_dispatcher
 from hpcgym.workload import DROP_NO_RESOURCE, DROP_TOO_LARGE, Workload, load_default
 
 EURORA_TOML = Path(__file__).resolve().parents[1] / "hpcgym" / "data" / "machines" / "eurora.toml"
@@ -509,18 +509,25 @@ POLICY_NAMES = sorted(policy_specs())
 @given(case=machines_and_workloads())
 def test_every_dispatcher_on_random_machines_keeps_capacity_and_requests(policy, case):
     machine, w = case
+    dispatcher = as_dispatcher(make_policy(policy))
     started: list[int] = []
-    dispatcher = make_policy(policy)
 
-    def counting(view):
-        decision = dispatcher(view)
-        started.extend(int(j) for j in decision)
-        return decision
+    class Counting(DispatcherBase):
+        name = policy
 
-    counting.reset = dispatcher.reset  # type: ignore[attr-defined]
-    counting.every_event = getattr(dispatcher, "every_event", False)  # type: ignore[attr-defined]
-    counting.name = policy  # type: ignore[attr-defined]
-    s = Simulator(w, predictor=preset_predictor(policy)).run(counting)
+        @property
+        def every_event(self):
+            return dispatcher.every_event
+
+        def reset(self, view):
+            dispatcher.reset(view)
+
+        def __call__(self, view):
+            decision = dispatcher(view)
+            started.extend(int(j) for j in decision)
+            return decision
+
+    s = Simulator(w, predictor=preset_predictor(policy)).run(Counting())
     assert sorted(started) == list(range(len(w))), "every job starts exactly once"
     assert np.isfinite(s.start).all() and np.isfinite(s.end).all()
     assert (s.start >= w.submit).all()

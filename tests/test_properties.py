@@ -13,7 +13,15 @@ from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hpcgym.baselines import FCFS, EasyBackfilling, ListScheduler, make_policy, policy_specs, preset_predictor
+from hpcgym.baselines import (
+    FCFS,
+    EasyBackfilling,
+    ListScheduler,
+    PriorityRuleBased,
+    make_policy,
+    policy_specs,
+    preset_predictor,
+)
 from hpcgym.predictors import Oracle
 from hpcgym.sim import DispatcherBase, Schedule, Simulator
 from hpcgym.workload import Workload
@@ -162,13 +170,13 @@ def fit_time(now: float, free: int, jobs: list[int], end: dict[int, float], proc
 @settings(max_examples=examples(25))
 @given(data=st.data(), kill=st.booleans())
 def test_policy_specific_invariants(workload_strategy, policy, predictor, data, kill):
-    """FCFS keeps arrival order; list schedulers leave nothing that fits waiting; FCFS and
+    """FCFS keeps arrival order; list schedulers and PRB leave nothing that fits waiting; FCFS and
     EASY (arrival reservation order) never leave the oldest waiting job able to start; SJF
     (reservation for the shortest) never leaves the shortest predicted waiting job able to
     start."""
     dispatcher = make_policy(policy)
     fcfs = isinstance(dispatcher, FCFS)
-    greedy = isinstance(dispatcher, ListScheduler)
+    greedy = isinstance(dispatcher, ListScheduler | PriorityRuleBased)
     easy = isinstance(dispatcher, EasyBackfilling)
     head_first = fcfs or (easy and not dispatcher.reserve_shortest)
     shortest_first = easy and dispatcher.reserve_shortest

@@ -5,14 +5,23 @@
 'easy'
 >>> policy_specs()["easy"].predictor
 'walltime'
+
+A name may carry parameters for its factory, ``NAME:key=value,...`` (as predictors do):
+
+>>> resolve_policy_name("PRB: ewt=uniform")
+'prb:ewt=uniform'
+>>> make_policy("prb:ewt=uniform,allocation=first-fit").allocation
+'first-fit'
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from hpcgym.baselines.dispatchers import FCFS, EasyBackfilling, ListScheduler
+from hpcgym.baselines.dispatchers import FCFS, EasyBackfilling, ListScheduler, PriorityRuleBased
+from hpcgym.errors import InvalidConfigError
 from hpcgym.predictors import Predictor, Scaled, make_predictor, with_correction
 from hpcgym.registry import Entry, Registry
 from hpcgym.sim import Dispatcher
@@ -23,7 +32,9 @@ __all__ = [
     "EasyBackfilling",
     "ListScheduler",
     "PolicySpec",
+    "PriorityRuleBased",
     "make_policy",
+    "policy_parameters",
     "policy_spec",
     "policy_specs",
     "preset_predictor",
@@ -53,19 +64,26 @@ class PolicySpec:
     """
 
     name: str
-    factory: Callable[[], Dispatcher]
+    factory: Callable[..., Dispatcher]
     predictor: str
     description: str
     combines: dict[str, str] = field(default_factory=dict)
     correction: bool = False
     doubling: float = 1.0
 
-    def __call__(self) -> Dispatcher:
-        """A fresh dispatcher (a spec is the factory its registry entry holds)."""
-        return self.factory()
+    def __call__(self, **kwargs: object) -> Dispatcher:
+        """A fresh dispatcher (a spec is the factory its registry entry holds).
+
+        ``kwargs`` are the parameters of a ``NAME:key=value`` name, passed to the factory.
+        """
+        return self.factory(**kwargs)
 
 
-POLICIES: Registry[Dispatcher] = Registry("policy", "policies")
+POLICIES: Registry[Dispatcher] = Registry(
+    "policy",
+    "policies",
+    usage="(add ':key=value' parameters where a preset takes them, e.g. prb:ewt=uniform)",
+)
 """Every dispatcher preset by name; each entry's factory is its :class:`PolicySpec`."""
 
 
@@ -92,18 +110,116 @@ def policy_specs() -> dict[str, PolicySpec]:
 
 
 def policy_spec(name: str) -> PolicySpec:
-    """The preset registered as ``name`` or one of its aliases (case-insensitive)."""
-    return _as_spec(POLICIES.entry(name))
+    """The preset registered as ``name`` or one of its aliases (case-insensitive).
+
+    Parameters (``NAME:key=value``) are ignored here: the spec is the preset's.
+    """
+    return _as_spec(POLICIES.entry(_base(name)))
+
+
+def _base(name: str) -> str:
+    if not isinstance(name, str):
+        return name  # the registry's message for a name that is not a string
+    return name.partition(":")[0]
+
+
+def policy_parameters(name: str) -> tuple[str, ...] | None:
+    """The ``key=value`` parameters the preset ``name`` takes (``None``: any).
+
+    >>> policy_parameters("prb")
+    ('ewt', 'unknown', 'allocation')
+    >>> policy_parameters("easy")
+    ()
+    """
+    factory = policy_spec(name).factory
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # no signature to read
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def _value(text: str) -> object:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _parse(name: str) -> tuple[str, dict[str, object], str]:
+    """``(canonical preset name, parameters, canonical full name)`` of ``NAME[:key=value,...]``."""
+    base, colon, params = name.partition(":") if isinstance(name, str) else (name, "", "")
+    key = POLICIES.resolve(base.strip() if isinstance(base, str) else base)
+    if not colon:
+        return key, {}, key
+    accepted = policy_parameters(key)
+    takes = (
+        "takes no parameters"
+        if accepted == ()
+        else f"takes {', '.join(accepted)}"
+        if accepted
+        else "takes the parameters of its factory"
+    )
+    items = [item.strip() for item in params.split(",")]
+    kwargs: dict[str, object] = {}
+    for item in items:
+        k, eq, v = item.partition("=")
+        k = k.strip()
+        if not eq or not k:
+            raise InvalidConfigError(f"policy {name!r}: parameter {item!r} is not key=value ({key} {takes})")
+        if accepted is not None and k not in accepted:
+            raise InvalidConfigError(f"policy {name!r}: unknown parameter {k!r} ({key} {takes})")
+        if k in kwargs:
+            raise InvalidConfigError(f"policy {name!r}: parameter {k!r} is given twice")
+        kwargs[k] = _value(v.strip())
+    return (
+        key,
+        kwargs,
+        f"{key}:{','.join(f'{k.strip()}={v.strip()}' for k, _, v in (i.partition('=') for i in items))}",
+    )
 
 
 def resolve_policy_name(name: str) -> str:
-    """The registered name for ``name`` or one of its aliases (case-insensitive)."""
-    return POLICIES.resolve(name)
+    """The canonical name for ``name`` or one of its aliases (case-insensitive).
+
+    A name with parameters (``prb:ewt=uniform``) keeps them, after the canonical preset
+    name, and is checked by building the dispatcher once.
+
+    Raises:
+        UnknownNameError: no such preset.
+        InvalidConfigError: a parameter the preset does not take or rejects.
+    """
+    _, kwargs, full = _parse(name)
+    if kwargs:
+        make_policy(full)  # a bad value fails here, before any simulation
+    return full
 
 
 def make_policy(name: str) -> Dispatcher:
-    """A fresh dispatcher for a registered preset name or alias."""
-    return POLICIES.make(name)
+    """A fresh dispatcher for a registered preset name or alias, with its ``:key=value`` parameters.
+
+    Raises:
+        UnknownNameError: no such preset.
+        InvalidConfigError: a parameter the preset does not take or rejects.
+    """
+    key, kwargs, full = _parse(name)
+    if not kwargs:
+        return POLICIES.make(key)
+    try:
+        return POLICIES.make(key, **kwargs)
+    except InvalidConfigError as err:
+        raise InvalidConfigError(f"policy {full!r}: {err}") from err
+    except TypeError as err:  # a factory without a signature that rejects a keyword
+        raise InvalidConfigError(f"policy {full!r}: {err}") from err
 
 
 def preset_predictor(policy: str, predictor: str | None = None) -> Predictor:
@@ -128,6 +244,10 @@ def preset_predictor(policy: str, predictor: str | None = None) -> Predictor:
     if spec.correction:
         pred = with_correction(pred)
     return pred
+
+
+def _prb(ewt: str = "machine", unknown: float | None = None, allocation: str = "best-fit") -> Dispatcher:
+    return PriorityRuleBased(ewt=ewt, unknown=unknown, allocation=allocation)
 
 
 def _easy(name: str, **kwargs: object) -> Callable[[], Dispatcher]:
@@ -274,3 +394,20 @@ _FAMILY = [
 ]
 for _spec in _FAMILY:
     register_policy(_spec)
+
+# Galleguillos et al. (2017) section 4, (2019) section 2.2
+register_policy(
+    PolicySpec(
+        "prb",
+        _prb,
+        "walltime",
+        "001/002 PRB: most urgent first (wait / queue's expected wait), ties by smaller "
+        "demand; best-fit; every job that fits starts",
+        {
+            "queue order": "max(ewt)/ewt x wait, highest first; ties: resources x predicted duration",
+            "backfill": "whole list, no reservation",
+            "allocation": "best-fit",
+            "parameters": "ewt=machine|uniform|QUEUE=S/..., unknown=S, allocation=best-fit|first-fit|machine",
+        },
+    ),
+)

@@ -1,4 +1,4 @@
-"""Compiled decision kernels of FCFS, the list schedulers and the EASY backfilling family.
+"""Compiled decision kernels of FCFS, the list schedulers, the EASY backfilling family and PRB.
 
 Plain numpy-array code compiled by numba (``cache=True``: compiled once per machine,
 then loaded). Every kernel takes the three bundles of
@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from hpcgym._engine_kernels import jobs_of, nodes_of, state_of
-from hpcgym.allocator import Nodes, fits, place, take
+from hpcgym.allocator import BEST_FIT, FIRST_FIT, Nodes, fits, place, take
 from hpcgym.sim import Jobs, State
 
 RES_HEAD = 0
@@ -177,6 +177,69 @@ def list_kernel(
         taken = _start(m, free, total, per, j, c, out_nodes, pos)
         if taken >= 0:
             left -= taken
+            out_jobs[k] = j
+            k += 1
+            pos += c
+            if left == 0:
+                break
+    return k, pos
+
+
+@njit(cache=True)
+def prb_order(
+    queue: np.ndarray,
+    now: float,
+    submit: np.ndarray,
+    weight: np.ndarray,
+    size: np.ndarray,
+    prediction: np.ndarray,
+) -> np.ndarray:
+    """The waiting jobs in PRB order: highest priority first, then smallest demand first.
+
+    Priority of job ``j`` at ``now`` is ``weight[j] * (now - submit[j])`` (``weight`` =
+    ``max ewt / ewt`` of the job's queue); demand is ``size[j] * prediction[j]``. Jobs
+    equal in both keep ``queue`` (arrival) order: both sorts are stable.
+    """
+    prio = weight[queue] * (now - submit[queue])
+    demand = size[queue] * prediction[queue]
+    by_demand = np.argsort(demand, kind="mergesort")
+    by_priority = np.argsort(-prio[by_demand], kind="mergesort")
+    return queue[by_demand[by_priority]]
+
+
+@njit(cache=True)
+def prb_kernel(
+    machine: Nodes,
+    jobs: Jobs,
+    state: State,
+    submit: np.ndarray,
+    weight: np.ndarray,
+    size: np.ndarray,
+    allocation: int,
+    out_jobs: np.ndarray,
+    out_nodes: np.ndarray,
+) -> tuple[int, int]:
+    """PRB of Galleguillos et al.; see :class:`hpcgym.baselines.PriorityRuleBased`.
+
+    Walks the whole queue in :func:`prb_order` and starts every job the allocator can
+    place, with policy ``allocation`` (:data:`~hpcgym.allocator.BEST_FIT` or
+    ``FIRST_FIT``; -1: the machine's own); a job that cannot be placed waits and the
+    next one is tried.
+    """
+    m0 = Nodes(*machine)
+    m = Nodes(m0.capacity, m0.weight, m0.exclusive, m0.policy if allocation < 0 else allocation)
+    jb = Jobs(*jobs)
+    st = State(*state)
+    free = st.free.copy()
+    left = free.sum()
+    k = 0
+    pos = 0
+    if left == 0 or len(st.queue) == 0:
+        return k, pos
+    for j in prb_order(st.queue, st.now, submit, weight, size, jb.prediction):
+        c = jb.chunks[j]
+        if place(m, free, c, jb.per_chunk[j], out_nodes, pos):
+            left -= take(m, free, jb.per_chunk[j], out_nodes[pos : pos + c])
             out_jobs[k] = j
             k += 1
             pos += c
@@ -461,6 +524,25 @@ def list_decide(
 
 
 @njit(cache=True)
+def prb_decide(
+    mem: np.ndarray,
+    prediction: np.ndarray,
+    start: np.ndarray,
+    now: float,
+    submit: np.ndarray,
+    weight: np.ndarray,
+    size: np.ndarray,
+    allocation: int,
+    out: np.ndarray,
+) -> tuple[int, int]:
+    """:func:`prb_kernel` on the engine's buffer (see ``SystemView.kernel_inputs``)."""
+    n = len(start)
+    state = state_of(mem, now, out[:0])
+    jobs = jobs_of(mem, prediction, start)
+    return prb_kernel(nodes_of(mem), jobs, state, submit, weight, size, allocation, out[:n], out[n:])
+
+
+@njit(cache=True)
 def easy_decide(
     mem: np.ndarray,
     prediction: np.ndarray,
@@ -528,6 +610,9 @@ def load_kernels() -> None:
     reservation = np.zeros(RESERVATION_FIELDS)
     fcfs_decide(mem, prediction, start, now, out)
     list_decide(mem, prediction, start, now, False, out)
+    ones = np.ones(3)
+    for allocation in (-1, FIRST_FIT, BEST_FIT):
+        prb_decide(mem, prediction, start, now, np.zeros(3), ones, ones, allocation, out)
     for flag in (False, True):
         rule = (1.0, flag, flag, flag)
         easy_decide(mem, prediction, start, now, rule, out, reservation)

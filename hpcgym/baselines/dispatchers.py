@@ -1,4 +1,4 @@
-"""Reference dispatchers: FCFS, SJF/LJF list scheduling and EASY backfilling.
+"""Reference dispatchers: FCFS, SJF/LJF list scheduling, EASY backfilling and PRB.
 
 Every dispatcher is a :class:`~hpcgym.sim.DispatcherBase`, a callable
 ``dispatcher(view) -> Decision`` with the engine's hooks, that plans with
@@ -12,10 +12,12 @@ until its next call.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from hpcgym.allocator import POLICIES as ALLOCATIONS
 from hpcgym.baselines._kernels import (
     RES_HEAD,
     RES_PREDICTED_TIME,
@@ -26,12 +28,16 @@ from hpcgym.baselines._kernels import (
     fcfs_decide,
     list_decide,
     load_kernels,
+    prb_decide,
 )
 from hpcgym.errors import InvalidConfigError
 from hpcgym.sim import Decision, DispatcherBase, SystemView
 
 EXTRA_RULES = ("all", "classic")
 """Accepted values of ``EasyBackfilling.extra``."""
+
+PRB_ALLOCATIONS = ("best-fit", "first-fit", "machine")
+"""Accepted values of ``PriorityRuleBased.allocation``."""
 
 
 class _Buffers:
@@ -231,3 +237,231 @@ class EasyBackfilling(DispatcherBase):
         if not self.record_reservations:
             return {}
         return {"first_reservation": self.first_reservation.copy()}
+
+
+def parse_ewt(text: str) -> dict[str, float]:
+    """Expected waits from ``QUEUE=SECONDS/QUEUE=SECONDS/...`` (the CLI form of ``prb:ewt=...``).
+
+    >>> parse_ewt("debug=3600/parallel=21600")
+    {'debug': 3600.0, 'parallel': 21600.0}
+
+    Raises:
+        InvalidConfigError: an item is not ``QUEUE=SECONDS``, a queue is given twice, or a
+            value is not a positive number.
+    """
+    table: dict[str, float] = {}
+    for item in text.split("/"):
+        queue, eq, value = item.partition("=")
+        queue = queue.strip()
+        if not eq or not queue:
+            raise InvalidConfigError(
+                f"ewt: {item.strip()!r} is not QUEUE=SECONDS; give 'machine', 'uniform' or "
+                "QUEUE=SECONDS/QUEUE=SECONDS/..."
+            )
+        if queue in table:
+            raise InvalidConfigError(f"ewt: queue {queue!r} is given twice")
+        try:
+            table[queue] = float(value)
+        except ValueError as err:
+            raise InvalidConfigError(
+                f"ewt: queue {queue!r}: {value.strip()!r} is not a number of seconds"
+            ) from err
+    return table
+
+
+def _positive_ewt(value: object, what: str) -> float:
+    try:
+        x = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as err:
+        raise InvalidConfigError(f"{what}: expected wait must be a number of seconds, got {value!r}") from err
+    if not np.isfinite(x) or x <= 0:
+        raise InvalidConfigError(f"{what}: expected wait must be a positive number of seconds, got {value!r}")
+    return x
+
+
+@dataclass
+class PriorityRuleBased(DispatcherBase):
+    """PRB: the priority-rule-based dispatcher of Galleguillos et al. (2017, 2019).
+
+    What the papers say (001 section 4; 002 section 2.2):
+
+    * the priority of a waiting job ``j`` at dispatching time ``t`` is
+      ``max(ewt) / ewt_j * (t - submit_j)``, where ``ewt_j`` is the expected waiting
+      time of the queue ``j`` was submitted to; jobs with higher priority go first
+      (the jobs "closer to surpass their expected waiting time");
+    * ties are broken by the job's *demand*, "the job's resource requirements
+      multiplied by the estimated job duration": smaller demand first;
+    * the jobs are taken in that order and each is allocated with **best-fit** (nodes
+      with fewer free resources first); a job that cannot be allocated is postponed to
+      the next dispatching time, and the following jobs are still tried. There is no
+      reservation.
+
+    What the papers leave open, and what hpcgym does:
+
+    * **max(ewt)** is taken over the ewt table in use and the ``unknown`` value (below).
+      It is one factor common to every job, so it does not change the order; it only
+      scales the priorities.
+    * **requested resources** on a machine of several resource types: the sum over
+      types of the job's total request divided by the machine's total capacity of
+      that type (``sum_r request[j, r] / total[r]``; types the machine lacks are
+      skipped), i.e. the fraction of the machine it asks for, each type counting
+      alike. On an SWF machine (one type) it is the requested processors over the
+      machine size. The *estimated duration* is the predictor's current prediction,
+      so PRB runs with W, D or R like every other dispatcher.
+    * jobs equal in priority and demand keep arrival order.
+    * **ewt** per queue (``ewt``): ``"machine"`` (default) takes the machine's queue
+      table (``Machine.queues``, e.g. the Eurora preset's published values: debug
+      1 h, parallel 6 h, np_longpar and longpar 24 h, reservation 30 min); a queue
+      whose ``ewt_s`` is 0 (not given) counts as not in the table. ``"uniform"`` uses
+      no table: every job has the same ewt, so the priority is the wait. A mapping
+      ``{queue: seconds}`` (or the string ``"debug=3600/parallel=21600"``) replaces the
+      machine's table.
+    * a job's **queue name** is ``jobs.names["queue"][code]`` for a job table; an SWF
+      trace has numeric queue ids, matched as their decimal text (``"3"``); code -1
+      means no queue.
+    * jobs whose queue is not in the table, or who have none, get ``unknown``
+      seconds; by default the largest ewt of the table (they are as patient as the
+      most patient queue), or 1 s when the table is empty (any constant gives the
+      same order: priority is then proportional to the wait). On an SWF machine
+      without queues every job is such a job, so PRB orders by wait, then demand.
+    * the allocation is best-fit whatever the machine's own ``allocation``;
+      ``allocation="first-fit"`` or ``"machine"`` changes that (not in the papers).
+    * a job's demand and ewt weight are computed once per run; priorities at each
+      decision (002: "calculated once statically at the dispatching time").
+
+    The run's schedule records, in ``extras``, where the expected waits came from:
+    ``prb_ewt_source`` (``"machine <name>"``, ``"uniform"`` or ``"given"``),
+    ``prb_ewt_s`` (the table used), ``prb_unknown_ewt_s`` and ``prb_jobs_unknown_queue``
+    (how many jobs got the ``unknown`` value).
+
+    Args:
+        ewt: ``"machine"``, ``"uniform"``, a ``{queue: seconds}`` mapping or its string
+            form ``"QUEUE=SECONDS/QUEUE=SECONDS/..."``.
+        unknown: expected wait (s) of a job whose queue is not in the table; None: the
+            largest in the table (1 s for an empty table).
+        allocation: ``"best-fit"`` (the papers'), ``"first-fit"`` or ``"machine"``.
+        name: report name.
+
+    Raises:
+        InvalidConfigError: an expected wait is not a positive number, or ``ewt`` or
+            ``allocation`` is not one of the accepted values.
+    """
+
+    ewt: str | Mapping[str, float] = "machine"
+    unknown: float | None = None
+    allocation: str = "best-fit"
+    name: str = "prb"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.ewt, str):
+            key = self.ewt.strip()
+            self._uniform = key == "uniform"
+            if key in ("machine", "uniform"):
+                self._table: dict[str, float] | None = None
+            elif "=" in key:
+                self._table = parse_ewt(key)
+            else:
+                raise InvalidConfigError(
+                    f"ewt must be 'machine', 'uniform', a {{queue: seconds}} mapping or "
+                    f"'QUEUE=SECONDS/...', got {self.ewt!r}"
+                )
+        elif isinstance(self.ewt, Mapping):
+            self._uniform = False
+            self._table = {str(q): v for q, v in self.ewt.items()}
+        else:
+            raise InvalidConfigError(
+                f"ewt must be a string or a {{queue: seconds}} mapping, got {self.ewt!r}"
+            )
+        if self._table is not None:
+            self._table = {q: _positive_ewt(v, f"ewt: queue {q!r}") for q, v in self._table.items()}
+            if not self._table:
+                raise InvalidConfigError("ewt: the table is empty; give 'uniform' for no table")
+        if self.unknown is not None:
+            self.unknown = _positive_ewt(self.unknown, "unknown")
+        if self.allocation not in PRB_ALLOCATIONS:
+            raise InvalidConfigError(
+                f"allocation must be one of {', '.join(PRB_ALLOCATIONS)}; got {self.allocation!r}"
+            )
+        self._policy = -1 if self.allocation == "machine" else ALLOCATIONS[self.allocation]
+        self._out = _Buffers()
+        self._view: SystemView | None = None
+        self._info: dict[str, object] = {}
+
+    def reset(self, view: SystemView) -> None:
+        load_kernels()
+        self._prepare(view)
+
+    def _prepare(self, view: SystemView) -> None:
+        """Each job's ewt weight and resource share, once per view (i.e. per workload)."""
+        self._out.ready(view)
+        if self._view is view:
+            return
+        machine = view.machine
+        if self._table is not None:
+            table, source = dict(self._table), "given"
+        elif self._uniform:
+            table, source = {}, "uniform"
+        else:
+            table = {q: ewt for q, (_, ewt) in machine.queues.items() if ewt > 0}
+            source = f"machine {machine.name}"
+        unknown = self.unknown if self.unknown is not None else max(table.values(), default=1.0)
+        top = max(max(table.values(), default=unknown), unknown)
+        jobs = view.jobs
+        codes = np.asarray(jobs.queue, dtype=np.int64)
+        names = jobs.names.get("queue")
+        uniq, inverse = np.unique(codes, return_inverse=True)
+        per_code = np.empty(len(uniq))
+        known = np.zeros(len(uniq), dtype=bool)
+        for i, code in enumerate(uniq.tolist()):
+            if code < 0:
+                continue
+            qname = (names[code] if code < len(names) else None) if names is not None else str(code)
+            if qname is not None and qname in table:
+                per_code[i] = table[qname]
+                known[i] = True
+        per_code[~known] = unknown
+        ewt = per_code[inverse.reshape(-1)]
+        self._weight = top / ewt
+        total = machine.total
+        size = np.zeros(len(view.request))
+        for r in range(len(total)):  # in type order, so the sum is the documented one
+            if total[r] > 0:
+                size += view.request[:, r] / float(total[r])
+        self._size = size
+        self._submit = np.array(view.submit, dtype=np.float64)
+        self._view = view
+        self._info = {
+            "prb_ewt_source": source,
+            "prb_ewt_s": table,
+            "prb_unknown_ewt_s": unknown,
+            "prb_jobs_unknown_queue": int((~known[inverse.reshape(-1)]).sum()),
+        }
+
+    def priority(self, view: SystemView, jobs: np.ndarray | None = None) -> np.ndarray:
+        """The priority ``max(ewt) / ewt_j * (now - submit_j)`` of ``jobs`` (default: the queue)."""
+        self._prepare(view)
+        j = view.queue if jobs is None else np.asarray(jobs, dtype=np.int64)
+        return np.asarray(self._weight[j] * (view.now - self._submit[j]))
+
+    def demand(self, view: SystemView, jobs: np.ndarray | None = None) -> np.ndarray:
+        """The tie-break ``sum_r request[j, r] / total[r] * prediction_j`` of ``jobs`` (default: queue)."""
+        self._prepare(view)
+        j = view.queue if jobs is None else np.asarray(jobs, dtype=np.int64)
+        return np.asarray(self._size[j] * view.prediction[j])
+
+    def __call__(self, view: SystemView) -> Decision:
+        self._prepare(view)
+        out = self._out
+        counts = prb_decide(
+            *view.kernel_inputs(), self._submit, self._weight, self._size, self._policy, out.out
+        )
+        return out.decision(*counts)
+
+    def extras(self) -> dict[str, object]:
+        """Where the expected waits came from, for the schedule's ``extras``."""
+        return dict(self._info)
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state["_view"] = None  # per-workload tables are rebuilt on the next call
+        return state
