@@ -61,4 +61,5 @@ def time_policy(workload, policy: str, repeats: int = REPEATS) -> dict:
 
 def run(traces: Path) -> list[dict]:
     """The rows; ``traces`` is unused (the jobs are generated)."""
-    return [time_generation(), time_policy(eurora(JOBS, seed=1), "easy")]
+    w = eurora(JOBS, seed=1)
+    return [time_generation(), time_policy(w, "easy"), time_policy(w, "prb")]
