@@ -447,6 +447,9 @@ def paired_difference_ci(
         n_resamples=n_resamples,
         method="BCa",
         rng=np.random.default_rng(seed),
+        # resamples (and BCa's jackknife, n x n - 1 values) in batches of about 2e7
+        # values, so that per-job differences of many jobs fit in memory
+        batch=max(1, 20_000_000 // len(diff)),
     )
     ci = res.confidence_interval
     return mean, float(ci.low), float(ci.high)
