@@ -101,6 +101,15 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (tmp_path / "results.csv").exists()
 
 
+def test_cli_on_generated_jobs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["study", "galleguillos2017", "--jobs", "400", "--seed", "3", "--load", "3"]
+    argv += ["--dispatchers", "sjf-list,prb", "--processes", "1", "--no-plots", "-o", str(tmp_path), "--json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["jobs"] == 400 and data["trace"].startswith("eurora-synthetic")
+    assert [(r["dispatcher"], r["prediction"]) for r in data["rows"]][-1] == ("prb", "R")
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
