@@ -345,8 +345,8 @@ class ProfilePredictor(Predictor):
         super().__init__()
         if name_prefix is not None and name_prefix != "auto" and not callable(name_prefix):
             raise InvalidConfigError(
-                "profile: name_prefix must be 'auto', None or a function of the job name "
-                f"(Python API only), got {name_prefix!r}"
+                "profile: name_prefix must be a function of the job name (Python API only), "
+                f"'auto' or None, got {name_prefix!r}"
             )
         self.name_prefix = name_prefix
         self._prefix: Callable[[Any], Hashable] | None = None

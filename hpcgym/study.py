@@ -64,6 +64,9 @@ LABELS = {"sjf-list": "SJF", "ljf-list": "LJF", "easy": "EBF", "prb": "PRB", "cp
 PREDICTORS = {"W": "walltime", "D": "profile", "R": "real"}
 """001's duration predictions -> hpcgym predictor names."""
 
+FIGURES = ("fig2_prediction_error", "fig3_slowdown", "fig4_slowdown_by_class", "fig5_queue")
+"""File stems of the PNG figures :func:`write_outputs` writes (001's Figures 2-5)."""
+
 CLASSES = {"short": (0.0, 3600.0), "medium": (3600.0, 43200.0), "long": (43200.0, np.inf)}
 """001's job classes by duration in seconds: [low, high)."""
 

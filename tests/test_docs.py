@@ -278,8 +278,22 @@ def test_every_figure_has_the_command_that_made_it() -> None:
             for i in range(len(argv) - 1)
             if argv[i] == "--plot"
         }
+        # `hpcgym study ... -o DIR` writes its figures into DIR (shown as .../DIR/fig*.png)
+        from hpcgym.study import FIGURES
+
+        plotted |= {
+            f"{Path(argv[i + 1]).name}/{stem}.png"
+            for b in blocks(doc)
+            if b.language == "sh"
+            for argv in commands(b)
+            if "study" in argv
+            for i in range(len(argv) - 1)
+            if argv[i] in ("-o", "--out")
+            for stem in FIGURES
+        }
         for image in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
-            assert Path(image).name in plotted, f"{doc.name}: no command beside the figure {image}"
+            shown = {Path(image).name, "/".join(Path(image).parts[-2:])}
+            assert shown & plotted, f"{doc.name}: no command beside the figure {image}"
 
 
 def test_readme_training_example_is_the_one_in_env_docs() -> None:
