@@ -469,7 +469,7 @@ class Evaluation:
     def paired_figure(self) -> Any:
         """Each policy's mean paired bsld difference with the reference and its confidence interval.
 
-        Symmetric-log axis when the differences span decades.
+        Symmetric-log axis (linear within 1 of 0) when the differences span decades.
 
         Raises:
             ImportError: matplotlib is missing (``pip install 'hpcgym[plot]'``).
@@ -493,8 +493,11 @@ class Evaluation:
         finite = np.abs(np.concatenate([mean, low[has], high[has]]))
         finite = finite[np.isfinite(finite) & (finite > 0)]
         if len(finite) and finite.max() / max(finite.min(), 1e-9) > 30:
-            ax.set_xscale("symlog", linthresh=max(float(np.percentile(finite, 10)), 1e-3))
+            ax.set_xscale("symlog", linthresh=1.0)  # linear within one bsld unit of 0
         ax.set_xlabel(f"mean bsld - {ref} (per-window pairs, {self.config['confidence']:.0%} bootstrap CI)")
+        ax.set_title(
+            f"{self.config['trace']}: {len(self.windows)} {self.config['split']} windows, paired with {ref}"
+        )
         return fig
 
 
@@ -670,6 +673,12 @@ def evaluate(
         f"bsld - {ref}: mean per-window paired difference, {confidence:.0%} BCa bootstrap interval "
         f"(seed {seed}); an interval that excludes 0 is a difference",
     ]
+    if len(offsets) < 5:
+        notes.append(
+            f"only {len(offsets)} window(s): a bootstrap interval from so few pairs is rough "
+            "(none from one); "
+            "use smaller --window-jobs or a longer trace for more"
+        )
     return Evaluation(config, win, per_window, summary, notes)
 
 
