@@ -141,6 +141,9 @@ class QueueOrder(DispatcherBase):
         seed: seed of the ``random`` score (ignored by the others).
         name: report name.
 
+    Attributes:
+        last_order: the waiting jobs in the order of the last decision (for checks).
+
     Raises:
         InvalidConfigError: an unknown score or a seed that is not an integer.
     """
@@ -163,6 +166,7 @@ class QueueOrder(DispatcherBase):
         self.reservation = np.zeros(RESERVATION_FIELDS)
         self._rng = np.random.default_rng(int(self.seed))
         self._out = _Buffers()
+        self.last_order = np.zeros(0, dtype=np.int64)
 
     def reset(self, view: SystemView) -> None:
         load_kernels()
@@ -179,7 +183,7 @@ class QueueOrder(DispatcherBase):
 
     def __call__(self, view: SystemView) -> Decision:
         out = self._out.ready(view)
-        order = self.order(view)
+        order = self.last_order = self.order(view)
         mem, prediction, start, now = view.kernel_inputs()
         if self.backfill:
             counts = easy_decide_order(
