@@ -220,3 +220,38 @@ def test_bad_parameters(kwargs: dict[str, object], message: str) -> None:
         QueueOrder(**kwargs)  # type: ignore[arg-type]
     with pytest.raises(InvalidConfigError, match="score must be one of"):
         heuristic_score("nope", 0.0, S, R, N)
+
+
+def test_n_is_the_first_resource_type_every_node_counted() -> None:
+    from hpcgym.machine import Machine
+
+    # two nodes of 4 cores and 2 GPUs; job 0 holds every core until 100. Job 1 asks 2 chunks
+    # of 2 cores + 2 GPUs (n = 4 cores, r = 10: area 40), job 2 one chunk of 3 cores (n = 3,
+    # r = 20: area 60), job 3 one chunk of 1 core + 1 GPU (n = 1, r = 50: area 50). GPUs do
+    # not count: smallest area is 1, 3, 2.
+    m = Machine.from_dict(
+        {"name": "duo", "resources": ["cores", "gpus"], "nodes": [{"count": 2, "cores": 4, "gpus": 2}]}
+    )
+    w = Workload.from_columns(
+        [0, 1, 2, 3],
+        [100, 10, 20, 50],
+        None,
+        [100, 10, 20, 50],
+        chunks=[2, 2, 1, 1],
+        per_chunk=[[4, 0], [2, 2], [3, 0], [1, 1]],
+        resources=["cores", "gpus"],
+        machine=m,
+    )
+    policy = QueueOrder(score="saf")
+    sim = Simulator(w)
+    policy.reset(sim.view)
+    sim.advance()
+    sim.start([0])
+    while sim.view.queue_length < 3:
+        sim.advance()
+    np.testing.assert_array_equal(sim.view.procs[1:], [4, 3, 1])
+    assert policy.order(sim.view).tolist() == [1, 3, 2]
+    # at 100 job 1 takes 2 cores and both GPUs of each node: job 3 (a GPU) waits with the
+    # reservation for 110, and job 2 (3 cores in one chunk) fits no node; both start at 110
+    s = Simulator(w).run(make_policy("saf-bf"))
+    np.testing.assert_array_equal(s.start, [0, 100, 110, 110])
