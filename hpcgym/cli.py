@@ -615,7 +615,13 @@ def _load_plugins() -> None:
     """Import the modules that register further subcommands."""
     import importlib
 
-    for module in ("hpcgym.compare", "hpcgym.reproduce", "hpcgym.generate", "hpcgym.study"):
+    for module in (
+        "hpcgym.compare",
+        "hpcgym.reproduce",
+        "hpcgym.generate",
+        "hpcgym.study",
+        "hpcgym.evaluate",
+    ):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as err:

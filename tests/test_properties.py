@@ -18,6 +18,7 @@ from hpcgym.baselines import (
     EasyBackfilling,
     ListScheduler,
     PriorityRuleBased,
+    QueueOrder,
     make_policy,
     policy_specs,
     preset_predictor,
@@ -143,6 +144,9 @@ class Recording:
             "start": view.start.copy(),
         }
         jobs = self.inner(view)
+        order = getattr(self.inner, "last_order", None)  # a QueueOrder's order of this call
+        if order is not None:
+            seen["order"] = [int(j) for j in order]
         self.calls.append({**seen, "started": [int(j) for j in jobs]})
         return jobs
 
@@ -180,7 +184,8 @@ def test_policy_specific_invariants(workload_strategy, policy, predictor, data, 
     easy = isinstance(dispatcher, EasyBackfilling)
     head_first = fcfs or (easy and not dispatcher.reserve_shortest)
     shortest_first = easy and dispatcher.reserve_shortest
-    assert fcfs or greedy or head_first or shortest_first, f"no invariant checks preset {policy!r}"
+    ordered = isinstance(dispatcher, QueueOrder)
+    assert fcfs or greedy or head_first or shortest_first or ordered, f"no invariant checks preset {policy!r}"
     w = data.draw(workload_strategy())
     recording = Recording(dispatcher)
     sim = Simulator(w, predictor=preset_predictor(policy, predictor), kill_at_estimate=kill)
@@ -196,6 +201,24 @@ def test_policy_specific_invariants(workload_strategy, policy, predictor, data, 
             assert (w.procs_req[waiting] > free).all(), f"t={t:g}: a waiting job fits {free} free procs"
         if head_first:
             assert w.procs_req[waiting[0]] > free, f"t={t:g}: the oldest waiting job fits but waits"
+    if ordered:  # by the dispatcher's own order of the moment
+        assert recording.calls
+        every_fit = dispatcher.score == "random" and not dispatcher.backfill
+        for call in recording.calls:
+            order, started = call["order"], call["started"]
+            assert sorted(order) == sorted(int(j) for j in call["queue"])
+            left = call["free"]
+            prefix: list[int] = []
+            for j in order:  # the longest prefix that fits (random-fit: every job that fits)
+                if w.procs_req[j] <= left:
+                    prefix.append(j)
+                    left -= int(w.procs_req[j])
+                elif not every_fit:
+                    break
+            if dispatcher.backfill:
+                assert started[: len(prefix)] == prefix, f"t={call['now']:g}: {started} vs {prefix}"
+            else:
+                assert started == prefix, f"t={call['now']:g}: started {started}, expected {prefix}"
     if shortest_first:  # by the predictions of the moment, which only the dispatcher saw
         assert recording.calls
         for call in recording.calls:
@@ -206,7 +229,11 @@ def test_policy_specific_invariants(workload_strategy, policy, predictor, data, 
                 assert w.procs_req[left[0]] > free, f"t={t:g}: the shortest waiting job fits but waits"
 
 
-EASY_COMBINATIONS = [(p, q) for p, q in COMBINATIONS if isinstance(make_policy(p), EasyBackfilling)]
+EASY_COMBINATIONS = [
+    (p, q)
+    for p, q in COMBINATIONS
+    if isinstance(d := make_policy(p), EasyBackfilling) or (isinstance(d, QueueOrder) and d.backfill)
+]
 
 
 @pytest.mark.parametrize(("policy", "predictor"), EASY_COMBINATIONS)
@@ -214,20 +241,22 @@ EASY_COMBINATIONS = [(p, q) for p, q in COMBINATIONS if isinstance(make_policy(p
 @given(data=st.data(), kill=st.booleans())
 def test_backfilling_never_delays_the_reserved_job(workload_strategy, policy, predictor, data, kill):
     """EASY's guarantee, for every reservation order (arrival for EASY, shortest first for
-    SJF): at each decision, the jobs started in reservation order are exactly those that
-    fit in turn, and the jobs backfilled around the first one left waiting (the reserved
-    job) do not move the earliest time it is predicted to fit."""
+    SJF, the score order of a queue-order heuristic with backfilling): at each decision, the
+    jobs started in reservation order are exactly those that fit in turn, and the jobs
+    backfilled around the first one left waiting (the reserved job) do not move the earliest
+    time it is predicted to fit."""
     dispatcher = make_policy(policy)
     recording = Recording(dispatcher)
     w = data.draw(workload_strategy())
     sim = Simulator(w, predictor=preset_predictor(policy, predictor), kill_at_estimate=kill)
     check_schedule(w, sim.run(recording), kill)
     procs = w.procs_req
-    factor = dispatcher.doubling
+    ordered = isinstance(dispatcher, QueueOrder)  # EASY over the dispatcher's own order
+    factor = 1.0 if ordered else dispatcher.doubling
     for call in recording.calls:
         now, free, started = call["now"], call["free"], call["started"]
         pred, start = call["prediction"], call["start"]
-        order = reservation_order(call, dispatcher.reserve_shortest)
+        order = call["order"] if ordered else reservation_order(call, dispatcher.reserve_shortest)
         prefix: list[int] = []
         for j in order:  # the jobs that fit in reservation order start first
             if procs[j] > free - sum(int(procs[i]) for i in prefix):

@@ -312,10 +312,10 @@ def test_the_policies_command_shows_aliases(capsys):
 
     assert main(["policies"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert next(line for line in lines if line.startswith("easy ")).endswith("(alias: ebf)")
+    assert next(line for line in lines if line.startswith("easy ")).endswith("(alias: ebf, fcfs-bf)")
     assert main(["policies", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert listed["easy"]["aliases"] == ["ebf"] and listed["ljf-list"]["aliases"] == ["ljf"]
+    assert listed["easy"]["aliases"] == ["ebf", "fcfs-bf"] and listed["ljf-list"]["aliases"] == ["ljf"]
     assert listed["fcfs"]["aliases"] == []
 
 

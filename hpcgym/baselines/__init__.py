@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from hpcgym.baselines.dispatchers import FCFS, EasyBackfilling, ListScheduler, PriorityRuleBased
+from hpcgym.baselines.heuristics import SCORES, QueueOrder, heuristic_score
 from hpcgym.errors import InvalidConfigError
 from hpcgym.predictors import Predictor, Scaled, make_predictor, with_correction
 from hpcgym.registry import Entry, Registry
@@ -29,10 +30,13 @@ from hpcgym.sim import Dispatcher
 __all__ = [
     "FCFS",
     "POLICIES",
+    "SCORES",
     "EasyBackfilling",
     "ListScheduler",
     "PolicySpec",
     "PriorityRuleBased",
+    "QueueOrder",
+    "heuristic_score",
     "make_policy",
     "policy_parameters",
     "policy_spec",
@@ -296,7 +300,7 @@ register_policy(
             "doubling": "1",
         },
     ),
-    aliases=("ebf",),
+    aliases=("ebf", "fcfs-bf"),
 )
 
 
@@ -393,7 +397,7 @@ _FAMILY = [
     ),
 ]
 for _spec in _FAMILY:
-    register_policy(_spec)
+    register_policy(_spec, aliases=("sjf-bf",) if _spec.name == "sjf" else ())
 
 # Galleguillos et al. (2017) section 4, (2019) section 2.2
 register_policy(
@@ -410,4 +414,83 @@ register_policy(
             "parameters": "ewt=machine|uniform|QUEUE=S/..., unknown=S, allocation=best-fit|first-fit|machine",
         },
     ),
+)
+
+
+# RLScheduler (Zhang et al. 2020) section 5.1 and Carastan-Santos & de Camargo (2017):
+# queue orders by score, each without and with EASY backfilling (see heuristics.py).
+_HEURISTICS = {
+    "sjf-est": ("sjf", "shortest estimate first", "r"),
+    "saf": ("saf", "smallest area first", "r * n"),
+    "f1": ("f1", "Carastan-Santos & de Camargo F1", "log10(r)*n + 870*log10(s)"),
+    "f2": ("f2", "Carastan-Santos & de Camargo F2", "sqrt(r)*n + 25600*log10(s)"),
+    "f3": ("f3", "Carastan-Santos & de Camargo F3", "r*n + 6860000*log10(s)"),
+    "f4": ("f4", "Carastan-Santos & de Camargo F4", "r*sqrt(n) + 530000*log10(s)"),
+    "wfp3": ("wfp3", "WFP3: long waits relative to the estimate first", "-(w/r)^3 * n, w = current wait"),
+    "unicep": ("unicep", "UNICEP: long waits per log-size and estimate first", "-w / (log2(max(n,2)) * r)"),
+}
+
+
+def _queue_order(score: str, backfill: bool, name: str) -> Callable[[], Dispatcher]:
+    return lambda: QueueOrder(score=score, backfill=backfill, name=name)
+
+
+def _random_fit(backfill: bool) -> Callable[..., Dispatcher]:
+    name = "random-fit-bf" if backfill else "random-fit"
+
+    def factory(seed: int = 0) -> Dispatcher:
+        return QueueOrder(
+            score="random", backfill=backfill, seed=seed, name=name if not seed else f"{name}:seed={seed}"
+        )
+
+    return factory
+
+
+for _name, (_score, _what, _formula) in _HEURISTICS.items():
+    _order_text = f"score {_formula}, lowest first, ties by arrival"
+    register_policy(
+        PolicySpec(
+            _name,
+            _queue_order(_score, False, _name),
+            "walltime",
+            f"{_what}; start in that order until a job does not fit, no backfilling"
+            + (" (backfilled: sjf)" if _name == "sjf-est" else ""),
+            {"queue order": _order_text, "backfill": "none"},
+        )
+    )
+    if _name != "sjf-est":  # the backfilled SJF order is the preset 'sjf' (alias sjf-bf)
+        register_policy(
+            PolicySpec(
+                f"{_name}-bf",
+                _queue_order(_score, True, f"{_name}-bf"),
+                "walltime",
+                f"{_what}, EASY backfilling in that order (reservation for its first job that does not fit)",
+                {"queue order": f"{_order_text} (gets the reservation)", "backfill order": "the same score"},
+            )
+        )
+register_policy(
+    PolicySpec(
+        "random-fit",
+        _random_fit(False),
+        "walltime",
+        "a uniformly random waiting job that fits, again until none fits (seeded: random-fit:seed=1)",
+        {
+            "queue order": "random, drawn at every decision",
+            "backfill": "every job that fits, no reservation",
+            "parameters": "seed=0",
+        },
+    )
+)
+register_policy(
+    PolicySpec(
+        "random-fit-bf",
+        _random_fit(True),
+        "walltime",
+        "random queue order at every decision, EASY backfilling in that order (seeded: random-fit-bf:seed=1)",
+        {
+            "queue order": "random, drawn at every decision (gets the reservation)",
+            "backfill order": "the same",
+            "parameters": "seed=0",
+        },
+    )
 )

@@ -589,6 +589,92 @@ def easy_decide_first(
     return easy_kernel(nodes_of(mem), jobs, state, rule, out[:n], out[n:], reservation)
 
 
+@njit(cache=True)
+def order_kernel(
+    machine: Nodes, jobs: Jobs, state: State, every_fit: bool, out_jobs: np.ndarray, out_nodes: np.ndarray
+) -> tuple[int, int]:
+    """Start waiting jobs in the state's queue order, which the caller chose.
+
+    Without ``every_fit`` it stops at the first job that does not fit (a strict queue
+    order, nothing overtakes its head); with it, it walks the whole order and starts
+    every job that fits (list scheduling, no reservation).
+    """
+    m = Nodes(*machine)
+    jb = Jobs(*jobs)
+    st = State(*state)
+    free = st.free.copy()
+    total = _totals(free)
+    left = total.sum()
+    per = jb.per_chunk
+    k = 0
+    pos = 0
+    if left == 0:
+        return k, pos
+    n_res = free.shape[1]
+    for j in st.queue:
+        c = jb.chunks[j]
+        may_fit = True
+        for r in range(n_res):
+            if c * per[j, r] > total[r]:
+                may_fit = False
+                break
+        taken = _start(m, free, total, per, j, c, out_nodes, pos) if may_fit else -1
+        if taken < 0:
+            if every_fit:
+                continue
+            break
+        left -= taken
+        out_jobs[k] = j
+        k += 1
+        pos += c
+        if left == 0:
+            break
+    return k, pos
+
+
+@njit(cache=True)
+def order_decide(
+    mem: np.ndarray,
+    prediction: np.ndarray,
+    start: np.ndarray,
+    now: float,
+    order: np.ndarray,
+    every_fit: bool,
+    out: np.ndarray,
+) -> tuple[int, int]:
+    """:func:`order_kernel` on the engine's buffer, the waiting jobs taken in ``order``.
+
+    ``order`` must hold every waiting job once (a permutation of the queue).
+    """
+    n = len(start)
+    state = state_of(mem, now, order)
+    jobs = jobs_of(mem, prediction, start)
+    return order_kernel(nodes_of(mem), jobs, state, every_fit, out[:n], out[n:])
+
+
+@njit(cache=True)
+def easy_decide_order(
+    mem: np.ndarray,
+    prediction: np.ndarray,
+    start: np.ndarray,
+    now: float,
+    order: np.ndarray,
+    rule: EasyRuleArg,
+    out: np.ndarray,
+    reservation: np.ndarray,
+) -> tuple[int, int]:
+    """:func:`easy_kernel` with the waiting jobs in ``order`` (a permutation of the queue).
+
+    With a rule without ``reserve_shortest`` and ``sjbf``, the jobs start in ``order``
+    while they fit, the first that does not gets the reservation, and the rest are
+    backfilled in ``order``.
+    """
+    n = len(start)
+    state = state_of(mem, now, order)
+    jobs = jobs_of(mem, prediction, start)
+    return easy_kernel(nodes_of(mem), jobs, state, rule, out[:n], out[n:], reservation)
+
+
 _loaded = False
 
 
@@ -617,6 +703,10 @@ def load_kernels() -> None:
         rule = (1.0, flag, flag, flag)
         easy_decide(mem, prediction, start, now, rule, out, reservation)
         easy_decide_first(mem, prediction, start, now, 0, rule, out, reservation)
+    order = np.ascontiguousarray(sim.view.queue[::-1])
+    for flag in (False, True):
+        order_decide(mem, prediction, start, now, order, flag, out)
+    easy_decide_order(mem, prediction, start, now, order, (1.0, False, False, False), out, reservation)
     out_jobs = out[:3]
     out_nodes = out[3:]
     sim.view.fits(1)
