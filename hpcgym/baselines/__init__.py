@@ -20,6 +20,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from hpcgym.baselines.cp import ConstraintProgramming
 from hpcgym.baselines.dispatchers import FCFS, EasyBackfilling, ListScheduler, PriorityRuleBased
 from hpcgym.errors import InvalidConfigError
 from hpcgym.predictors import Predictor, Scaled, make_predictor, with_correction
@@ -29,6 +30,7 @@ from hpcgym.sim import Dispatcher
 __all__ = [
     "FCFS",
     "POLICIES",
+    "ConstraintProgramming",
     "EasyBackfilling",
     "ListScheduler",
     "PolicySpec",
@@ -409,3 +411,85 @@ _FAMILY = [
 ]
 for _spec in _FAMILY:
     register_policy(_spec)
+
+
+def _cp(model: str, version: int, name: str) -> Callable[..., Dispatcher]:
+    def factory(
+        m: int | None = None,
+        delta: float = 1.0,
+        delta_max: float = 16.0,
+        k: int | None = None,
+        reduce: bool | None = None,
+        fix: bool | None = None,
+        slowdown: bool | None = None,
+        search: str = "hint",
+        workers: int = 1,
+        seed: int = 0,
+        dtime: float | None = None,
+        ewt: str = "machine",
+        unknown: float | None = None,
+    ) -> Dispatcher:
+        return ConstraintProgramming(
+            model=model,
+            version=version,
+            m=m,
+            delta=delta,
+            delta_max=delta_max,
+            k=k,
+            reduce=reduce,
+            fix=fix,
+            slowdown=slowdown,
+            search=search,
+            workers=workers,
+            seed=seed,
+            dtime=dtime,
+            ewt=ewt,
+            unknown=unknown,
+            name=name,
+        )
+
+    return factory
+
+
+_CP_VERSIONS = {
+    0: "the original",
+    1: "reduced model (m=100, jobs that do not fit now left out) and search control",
+    2: "v1 + running jobs past their predicted end get 1 s left",
+    3: "v2 + slowdown objective and priorities",
+}
+_CP_PARAMETERS = (
+    "m, delta, delta_max, k, reduce, fix, slowdown, search=hint|strategy|default, workers, seed, "
+    "dtime, ewt, unknown"
+)
+for _v, _what in _CP_VERSIONS.items():
+    register_policy(
+        PolicySpec(
+            f"hcp{_v}",
+            _cp("hcp", _v, f"hcp{_v}"),
+            "walltime",
+            f"002 HCP v{_v} (CP-SAT on pooled resources, then PRB best-fit): {_what}",
+            {"model": "pooled cumulatives + best-fit", "version": str(_v), "parameters": _CP_PARAMETERS},
+        )
+    )
+    register_policy(
+        PolicySpec(
+            f"pcp{_v}",
+            _cp("pcp", _v, f"pcp{_v}"),
+            "walltime",
+            f"002 PCP v{_v} (CP-SAT scheduling and allocation per node): {_what}",
+            {
+                "model": "per-node cumulatives, optional intervals",
+                "version": str(_v),
+                "parameters": _CP_PARAMETERS,
+            },
+        )
+    )
+register_policy(
+    PolicySpec(
+        "cph",
+        _cp("hcp", 0, "cph"),
+        "walltime",
+        "001 CPH: HCP v0 with wall-time durations (CP-SAT on pooled resources, then PRB best-fit)",
+        {"model": "pooled cumulatives + best-fit", "version": "0", "parameters": _CP_PARAMETERS},
+    )
+)
