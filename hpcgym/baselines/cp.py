@@ -527,7 +527,7 @@ class ConstraintProgramming(DispatcherBase):
             run_usage=usage,
             run_end=run_end,
             horizon=horizon,
-            allowed=allowed,
+            allowed=np.asarray(allowed, dtype=bool),
         )
 
     @staticmethod
@@ -585,6 +585,7 @@ class ConstraintProgramming(DispatcherBase):
         row = {int(j): i for i, j in enumerate(problem.jobs.tolist())}
         free = np.array(view.free, dtype=np.int64)
         nodes = self._nodes
+        assert nodes is not None  # set by reset
         jobs_out: list[int] = []
         nodes_out: list[int] = []
         buf = np.zeros(int(view.chunks.max()) if len(view.chunks) else 0, dtype=np.int64)
