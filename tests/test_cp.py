@@ -337,3 +337,12 @@ def test_prb_expected_wait_is_the_table():
     sim.advance()
     prb = PriorityRuleBased(ewt="1=10/2=1000")
     assert prb.expected_wait(sim.view, np.array([0, 1])).tolist() == [10.0, 1000.0]
+
+
+def test_a_missing_ortools_is_named_before_the_run(monkeypatch):
+    from hpcgym.errors import MissingExtraError
+
+    monkeypatch.setitem(__import__("sys").modules, "ortools", None)  # as if not installed
+    w = _swf_pair()
+    with pytest.raises(MissingExtraError, match=r"the hcp1 dispatcher needs ortools.*hpcgym\[cp\]"):
+        Simulator(w).run(make_policy("hcp1"))
