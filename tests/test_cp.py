@@ -182,7 +182,7 @@ def test_no_solution_within_the_limit_falls_back_to_prb():
 
 def test_a_1_ms_wall_limit_still_completes_the_run():
     w = load_default().window(80)
-    s = Simulator(w).run(make_policy("pcp3:delta=0.001,delta_max=0.001"))
+    s = Simulator(w).run(make_policy("pcp3:delta=0.001,delta_max=0.001,dtime=none"))
     cp = s.extras["cp"]
     assert not np.isnan(s.start).any()
     assert sum(cp["status"].values()) >= cp["decisions"]

@@ -425,7 +425,7 @@ def _cp(model: str, version: int, name: str) -> Callable[..., Dispatcher]:
         search: str = "hint",
         workers: int = 1,
         seed: int = 0,
-        dtime: float | None = None,
+        dtime: float | None = 1.0,
         ewt: str = "machine",
         unknown: float | None = None,
     ) -> Dispatcher:

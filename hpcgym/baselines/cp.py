@@ -70,10 +70,13 @@ What the papers leave open, and what hpcgym does:
   002's custom search, but CP-SAT's propagation does not always give the exact earliest
   start, so the fixed search may step through many values). ``search="default"`` uses
   neither.
-* **Determinism**: one worker and ``seed = 0`` by default. ``dtime`` (deterministic
-  time units per second of limit) replaces the wall-clock limits by
-  ``max_deterministic_time = dtime * limit``, so the same decisions are taken on any
-  machine; with wall-clock limits a decision may differ when a limit is reached.
+* **Determinism**: one worker, ``seed = 0`` and deterministic limits by default: a
+  limit of ``delta`` seconds is ``max_deterministic_time = dtime * delta`` CP-SAT
+  deterministic time units (``dtime = 1``; the unit is calibrated to about a second of
+  one core, but it counts work, not time), so the same decisions are taken on any
+  machine and under any load. ``dtime=none`` uses wall-clock limits
+  (``max_time_in_seconds``) instead, as 002 did; a decision may then differ from run to
+  run when a limit is reached.
 * **Safety**: every solution is checked by :func:`verify_solution`, independent of the
   model (capacity per node and type over time with the running jobs, the requested
   chunks on nodes that exist, starts at or after ``t``). No solution once the restarts
@@ -302,7 +305,9 @@ class ConstraintProgramming(DispatcherBase):
             ``"default"`` (neither).
         workers: CP-SAT workers (1: deterministic).
         seed: CP-SAT random seed.
-        dtime: deterministic time units per second of limit; None: wall-clock limits.
+        dtime: deterministic time units per second of limit (default 1: the limits are
+            CP-SAT deterministic time, so a run repeats on any machine); None
+            (``dtime=none``): wall-clock limits.
         ewt, unknown: expected waits per queue, as for PRB (``prb:ewt=...``).
         name: report name.
 
@@ -324,7 +329,7 @@ class ConstraintProgramming(DispatcherBase):
     search: str = "hint"
     workers: int = 1
     seed: int = 0
-    dtime: float | None = None
+    dtime: float | None = 1.0
     ewt: Any = "machine"
     unknown: float | None = None
     name: str = ""
