@@ -5,7 +5,8 @@ is a median <= 50 ms and a p95 <= 500 ms on 2 cores, with one CP-SAT worker and 
 paper's wall-clock time limit ``delta = 1 s`` (``delta_max = 16 s``; ``dtime=none``).
 Workloads: the first 500 jobs of the bundled SDSC-SP2 slice (one node of 128
 processors, a loaded machine) and the bundled Eurora sample with its load multiplied
-by 30 (64 nodes of cores, GPUs, MICs and memory, the model of 002). The figures are the ``cp`` extras of each run.
+by 30 (64 nodes of cores, GPUs, MICs and memory, the model of 002). The figures are
+the ``cp`` extras of each run.
 """
 
 from __future__ import annotations
