@@ -137,6 +137,8 @@ def run_policy(
     row["prediction"] = prediction_metrics(schedule, include_all=include_all)
     row["sim_seconds"] = schedule.sim_seconds
     row["decisions"] = schedule.decisions
+    if "cp" in schedule.extras:  # the CP dispatchers' figures (hpcgym.baselines.cp)
+        row["cp"] = schedule.extras["cp"]
     row["jobs_per_second"] = (
         len(workload) / schedule.sim_seconds if schedule.sim_seconds > 0 else float("inf")
     )

@@ -2,8 +2,8 @@
 
 ``hpcgym study galleguillos2017 [--jobs N --seed S | --workload FILE] [-o DIR]`` re-runs
 the study of Galleguillos et al. (2017, paper 001 in ``docs/REPRODUCTION.md``) on the
-Eurora machine: the dispatchers SJF, LJF, EASY backfilling (EBF) and PRB -- and CPH once
-it is registered, since the study takes dispatchers by name -- each with the wall-time
+Eurora machine: the dispatchers SJF, LJF, EASY backfilling (EBF) and PRB -- and CPH when
+it is named with ``--dispatchers``, see :data:`CP_DISPATCHERS` -- each with the wall-time
 (W), data-driven (D, 001's profile predictor) and real (R) durations. 001's workload,
 the Eurora PBS logs, is not public: by default the study runs on the synthetic Eurora
 workload of :mod:`hpcgym.generate`, or on any job table given with ``--workload``.
@@ -55,8 +55,14 @@ from hpcgym.workload import Workload
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-DISPATCHERS = ("sjf-list", "ljf-list", "easy", "prb", "cph")
-"""001's dispatchers by hpcgym name, in its order; those not registered are skipped."""
+DISPATCHERS = ("sjf-list", "ljf-list", "easy", "prb")
+"""001's heuristic dispatchers by hpcgym name, in its order: the study's default."""
+
+CP_DISPATCHERS = ("cph",)
+"""001's CP dispatcher (HCP v0 on CP-SAT, ``pip install 'hpcgym[cp]'``): run only when named
+(``--dispatchers sjf-list,ljf-list,easy,prb,cph``). It makes each decision with a solver
+call of up to its time limit, so over 100,000 jobs it takes hours where the others take
+seconds."""
 
 LABELS = {"sjf-list": "SJF", "ljf-list": "LJF", "easy": "EBF", "prb": "PRB", "cph": "CPH"}
 """hpcgym name -> 001's name."""
@@ -531,7 +537,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--dispatchers",
         default=None,
-        help=f"comma-separated dispatcher names (default: the registered ones of {', '.join(DISPATCHERS)})",
+        help=f"comma-separated dispatcher names (default: {','.join(DISPATCHERS)}; add cph for 001's "
+        "CP dispatcher, which is much slower)",
     )
     p.add_argument("--processes", type=int, default=None, help="parallel runs (default: one per core)")
     p.add_argument("-o", "--out", type=Path, default=Path("study-galleguillos2017"), help="output folder")

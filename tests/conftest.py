@@ -45,6 +45,20 @@ WORKLOAD_MAX_PROCS = 64 if LONG else 12
 """The largest random machine (processors) of :func:`random_workloads` by default."""
 
 
+CP_PRESETS = {f"{m}{v}" for m in ("hcp", "pcp") for v in range(4)} | {"cph"}
+"""The CP-SAT presets (hpcgym.baselines.cp)."""
+
+
+def quick(policy: str) -> str:
+    """``policy``, or for a CP preset the same with a 20 ms first limit (160 ms at most).
+
+    Tests that loop over every preset run the CP ones this way: the paper's 1 s limit
+    makes a run of a few hundred jobs take minutes. The limits are deterministic (the
+    default), so a run repeats exactly.
+    """
+    return f"{policy}:delta=0.02,delta_max=0.16" if policy in CP_PRESETS else policy
+
+
 def examples(n: int) -> int:
     """A test's number of Hypothesis examples: ``n``, or :data:`LONG_EXAMPLES` times more
     under the ``long`` profile."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import quick
 
 from hpcgym.baselines import policy_specs
 from hpcgym.cli import main
@@ -104,7 +105,7 @@ def test_jobs_offset_load_procs(capsys):
     assert row["mean_wait_s"] == pytest.approx(expected["mean_wait_s"])
 
 
-@pytest.mark.parametrize("policy", sorted(policy_specs()))
+@pytest.mark.parametrize("policy", [quick(p) for p in sorted(policy_specs())])
 def test_every_policy_runs_from_the_command_line(capsys, policy):
     row = simulate_json(capsys, "--jobs", "150", "--policy", policy)
     assert row["policy"] == policy and row["jobs_simulated"] == 150

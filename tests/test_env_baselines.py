@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import examples
+from conftest import examples, quick
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,7 +21,7 @@ from hpcgym.metrics import compute_metrics
 from hpcgym.sim import Schedule, Simulator
 from hpcgym.workload import Workload, load_default
 
-PRESETS = list(policy_specs())
+PRESETS = [quick(p) for p in policy_specs()]
 WINDOWS = [(0, 300), (2500, 400), (7000, 500)]
 
 

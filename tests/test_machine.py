@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import quick
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -501,7 +502,7 @@ def replay_capacity(machine: Machine, w: Workload, s) -> None:
     np.testing.assert_array_equal(free, machine.capacity)
 
 
-POLICY_NAMES = sorted(policy_specs())
+POLICY_NAMES = [quick(p) for p in sorted(policy_specs())]
 
 
 @pytest.mark.parametrize("policy", POLICY_NAMES)

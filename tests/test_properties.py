@@ -13,6 +13,7 @@ from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hpcgym._extras import is_available
 from hpcgym.baselines import (
     FCFS,
     EasyBackfilling,
@@ -23,13 +24,22 @@ from hpcgym.baselines import (
     policy_specs,
     preset_predictor,
 )
+from hpcgym.baselines.cp import ConstraintProgramming
 from hpcgym.predictors import Oracle
 from hpcgym.sim import DispatcherBase, Schedule, Simulator
 from hpcgym.workload import Workload
 
 POLICIES = sorted(policy_specs())
 PREDICTORS = ["walltime", "real", None]  # None: the preset's own
-COMBINATIONS = [(p, q) for p in POLICIES for q in PREDICTORS]
+CP_PRESETS = [p for p in POLICIES if isinstance(make_policy(p), ConstraintProgramming)]
+COMBINATIONS = [(p, q) for p in POLICIES if p not in CP_PRESETS for q in PREDICTORS]
+# the CP dispatchers with a small deterministic limit: milliseconds a decision, exactly repeatable
+CP_COMBINATIONS = [
+    (f"{p}:delta=0.01,delta_max=0.08,dtime=0.5", q) for p in CP_PRESETS for q in ("walltime", "real")
+]
+needs_ortools = pytest.mark.skipif(
+    not is_available("ortools"), reason="the cp extra (ortools) is not installed"
+)
 
 
 class Counting(DispatcherBase):
@@ -101,6 +111,32 @@ def test_schedule_is_feasible_and_complete(workload_strategy, policy, predictor,
     check_schedule(w, s, kill)
     # every job was started exactly once
     assert sorted(counting.started) == list(range(len(w)))
+
+
+@needs_ortools
+@pytest.mark.parametrize(("policy", "predictor"), CP_COMBINATIONS)
+@settings(max_examples=examples(8), deadline=None)
+@given(data=st.data(), kill=st.booleans())
+def test_cp_schedule_is_feasible_and_complete(workload_strategy, policy, predictor, data, kill):
+    """No over-allocation, every job once, and no fallback needed on small machines."""
+    w = data.draw(workload_strategy())
+    s, counting = run(w, policy, predictor, kill)
+    check_schedule(w, s, kill)
+    assert sorted(counting.started) == list(range(len(w)))
+    cp = s.extras["cp"]
+    assert cp["decisions"] > 0 and sum(cp["status"].values()) >= cp["decisions"] - cp["infeasible"]
+
+
+@needs_ortools
+@pytest.mark.parametrize(("policy", "predictor"), CP_COMBINATIONS[::2])
+@settings(max_examples=examples(4), deadline=None)
+@given(data=st.data())
+def test_cp_same_input_gives_the_same_schedule(workload_strategy, policy, predictor, data):
+    w = data.draw(workload_strategy())
+    first, _ = run(w, policy, predictor, False)
+    second, _ = run(w, policy, predictor, False)
+    np.testing.assert_array_equal(first.start, second.start)
+    assert first.extras["cp"]["status"] == second.extras["cp"]["status"]
 
 
 @pytest.mark.parametrize(("policy", "predictor"), COMBINATIONS)

@@ -20,6 +20,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from hpcgym.baselines.cp import ConstraintProgramming
 from hpcgym.baselines.dispatchers import FCFS, EasyBackfilling, ListScheduler, PriorityRuleBased
 from hpcgym.baselines.heuristics import SCORES, QueueOrder, heuristic_score
 from hpcgym.errors import InvalidConfigError
@@ -31,6 +32,7 @@ __all__ = [
     "FCFS",
     "POLICIES",
     "SCORES",
+    "ConstraintProgramming",
     "EasyBackfilling",
     "ListScheduler",
     "PolicySpec",
@@ -492,5 +494,87 @@ register_policy(
             "backfill order": "the same",
             "parameters": "seed=0",
         },
+    )
+)
+
+
+def _cp(model: str, version: int, name: str) -> Callable[..., Dispatcher]:
+    def factory(
+        m: int | None = None,
+        delta: float = 1.0,
+        delta_max: float = 16.0,
+        k: int | None = None,
+        reduce: bool | None = None,
+        fix: bool | None = None,
+        slowdown: bool | None = None,
+        search: str = "hint",
+        workers: int = 1,
+        seed: int = 0,
+        dtime: float | None = 1.0,
+        ewt: str = "machine",
+        unknown: float | None = None,
+    ) -> Dispatcher:
+        return ConstraintProgramming(
+            model=model,
+            version=version,
+            m=m,
+            delta=delta,
+            delta_max=delta_max,
+            k=k,
+            reduce=reduce,
+            fix=fix,
+            slowdown=slowdown,
+            search=search,
+            workers=workers,
+            seed=seed,
+            dtime=dtime,
+            ewt=ewt,
+            unknown=unknown,
+            name=name,
+        )
+
+    return factory
+
+
+_CP_VERSIONS = {
+    0: "the original",
+    1: "reduced model (m=100, jobs that do not fit now left out) and search control",
+    2: "v1 + running jobs past their predicted end get 1 s left",
+    3: "v2 + slowdown objective and priorities",
+}
+_CP_PARAMETERS = (
+    "m, delta, delta_max, k, reduce, fix, slowdown, search=hint|strategy|default, workers, seed, "
+    "dtime, ewt, unknown"
+)
+for _v, _what in _CP_VERSIONS.items():
+    register_policy(
+        PolicySpec(
+            f"hcp{_v}",
+            _cp("hcp", _v, f"hcp{_v}"),
+            "walltime",
+            f"002 HCP v{_v} (CP-SAT on pooled resources, then PRB best-fit): {_what}",
+            {"model": "pooled cumulatives + best-fit", "version": str(_v), "parameters": _CP_PARAMETERS},
+        )
+    )
+    register_policy(
+        PolicySpec(
+            f"pcp{_v}",
+            _cp("pcp", _v, f"pcp{_v}"),
+            "walltime",
+            f"002 PCP v{_v} (CP-SAT scheduling and allocation per node): {_what}",
+            {
+                "model": "per-node cumulatives, optional intervals",
+                "version": str(_v),
+                "parameters": _CP_PARAMETERS,
+            },
+        )
+    )
+register_policy(
+    PolicySpec(
+        "cph",
+        _cp("hcp", 0, "cph"),
+        "walltime",
+        "001 CPH: HCP v0 with wall-time durations (CP-SAT on pooled resources, then PRB best-fit)",
+        {"model": "pooled cumulatives + best-fit", "version": "0", "parameters": _CP_PARAMETERS},
     )
 )

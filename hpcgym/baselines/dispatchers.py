@@ -422,6 +422,7 @@ class PriorityRuleBased(DispatcherBase):
         per_code[~known] = unknown
         ewt = per_code[inverse.reshape(-1)]
         self._weight = top / ewt
+        self._ewt = ewt
         total = machine.total
         size = np.zeros(len(view.request))
         for r in range(len(total)):  # in type order, so the sum is the documented one
@@ -442,6 +443,12 @@ class PriorityRuleBased(DispatcherBase):
         self._prepare(view)
         j = view.queue if jobs is None else np.asarray(jobs, dtype=np.int64)
         return np.asarray(self._weight[j] * (view.now - self._submit[j]))
+
+    def expected_wait(self, view: SystemView, jobs: np.ndarray | None = None) -> np.ndarray:
+        """The expected wait ``ewt_j`` (s) of ``jobs`` (default: the queue), from the table in use."""
+        self._prepare(view)
+        j = view.queue if jobs is None else np.asarray(jobs, dtype=np.int64)
+        return np.asarray(self._ewt[j])
 
     def demand(self, view: SystemView, jobs: np.ndarray | None = None) -> np.ndarray:
         """The tie-break ``sum_r request[j, r] / total[r] * prediction_j`` of ``jobs`` (default: queue)."""
