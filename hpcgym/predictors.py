@@ -53,14 +53,13 @@ from __future__ import annotations
 
 import bisect
 import functools
-import inspect
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
 
 from hpcgym.errors import InvalidConfigError
-from hpcgym.registry import Registry
+from hpcgym.registry import Registry, factory_parameters, parse_value
 
 MINUTE = 60.0
 
@@ -638,26 +637,7 @@ def predictor_parameters(name: str) -> tuple[str, ...] | None:
     >>> predictor_parameters("W")
     ()
     """
-    factory = PREDICTORS.factory(name)
-    try:
-        params = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):  # a builtin or an object without a signature
-        return None
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return None
-    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
-
-
-def _parse_value(text: str) -> object:
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    return factory_parameters(PREDICTORS.factory(name))
 
 
 def make_predictor(name: str) -> Predictor:
@@ -698,7 +678,7 @@ def make_predictor(name: str) -> Predictor:
                 raise InvalidConfigError(f"predictor {name!r}: unknown parameter {k!r} ({key} {takes})")
             if k in kwargs:
                 raise InvalidConfigError(f"predictor {name!r}: parameter {k!r} is given twice")
-            kwargs[k] = _parse_value(v.strip())
+            kwargs[k] = parse_value(v.strip())
     try:
         predictor = PREDICTORS.make(key, **kwargs)
     except InvalidConfigError as err:

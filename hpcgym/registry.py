@@ -22,6 +22,7 @@ hpcgym.errors.UnknownNameError: unknown shape 'sqare'; known shapes: square; did
 from __future__ import annotations
 
 import difflib
+import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
@@ -33,6 +34,39 @@ D = TypeVar("D")
 
 _MISSING: Any = object()
 
+
+
+def factory_parameters(factory: Callable[..., Any]) -> tuple[str, ...] | None:
+    """The keyword parameters ``NAME:key=value`` may set on ``factory``; None if any are accepted.
+
+    None also when the factory has no signature to read (a builtin) or takes ``**kwargs``.
+    """
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # a builtin or an object without a signature
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def parse_value(text: str) -> object:
+    """A ``key=value`` parameter's value: true/false, none, an int, a float, else the text.
+
+    >>> parse_value("2"), parse_value("0.5"), parse_value("True"), parse_value("none"), parse_value("x")
+    (2, 0.5, True, None, 'x')
+    """
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low == "none":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 def summary_line(obj: object) -> str:
     """The first line of ``obj``'s docstring ("" without one): a class's registry description."""

@@ -16,7 +16,6 @@ A name may carry parameters for its factory, ``NAME:key=value,...`` (as predicto
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -25,7 +24,7 @@ from hpcgym.baselines.dispatchers import FCFS, EasyBackfilling, ListScheduler, P
 from hpcgym.baselines.heuristics import SCORES, QueueOrder, heuristic_score
 from hpcgym.errors import InvalidConfigError
 from hpcgym.predictors import Predictor, Scaled, make_predictor, with_correction
-from hpcgym.registry import Entry, Registry
+from hpcgym.registry import Entry, Registry, factory_parameters, parse_value
 from hpcgym.sim import Dispatcher
 
 __all__ = [
@@ -137,28 +136,7 @@ def policy_parameters(name: str) -> tuple[str, ...] | None:
     >>> policy_parameters("easy")
     ()
     """
-    factory = policy_spec(name).factory
-    try:
-        params = inspect.signature(factory).parameters.values()
-    except (TypeError, ValueError):  # no signature to read
-        return None
-    if any(p.kind is p.VAR_KEYWORD for p in params):
-        return None
-    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
-
-
-def _value(text: str) -> object:
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    if low == "none":
-        return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
+    return factory_parameters(policy_spec(name).factory)
 
 
 def _parse(name: str) -> tuple[str, dict[str, object], str]:
@@ -186,7 +164,7 @@ def _parse(name: str) -> tuple[str, dict[str, object], str]:
             raise InvalidConfigError(f"policy {name!r}: unknown parameter {k!r} ({key} {takes})")
         if k in kwargs:
             raise InvalidConfigError(f"policy {name!r}: parameter {k!r} is given twice")
-        kwargs[k] = _value(v.strip())
+        kwargs[k] = parse_value(v.strip())
     return (
         key,
         kwargs,
