@@ -35,7 +35,6 @@ D = TypeVar("D")
 _MISSING: Any = object()
 
 
-
 def factory_parameters(factory: Callable[..., Any]) -> tuple[str, ...] | None:
     """The keyword parameters ``NAME:key=value`` may set on ``factory``; None if any are accepted.
 
@@ -67,6 +66,7 @@ def parse_value(text: str) -> object:
         except ValueError:
             pass
     return text
+
 
 def summary_line(obj: object) -> str:
     """The first line of ``obj``'s docstring ("" without one): a class's registry description."""

@@ -152,37 +152,14 @@ def list_kernel(
     out_jobs: np.ndarray,
     out_nodes: np.ndarray,
 ) -> tuple[int, int]:
-    """SJF / LJF of Galleguillos et al.: sort by predicted duration, start every job that fits."""
-    m = Nodes(*machine)
-    jb = Jobs(*jobs)
+    """SJF / LJF of Galleguillos et al.: sort by predicted duration, start every job that fits.
+
+    :func:`order_kernel` with every fitting job started, over the queue sorted by
+    prediction (stable: ties keep arrival order).
+    """
     st = State(*state)
-    free = st.free.copy()
-    total = _totals(free)
-    left = total.sum()
-    per = jb.per_chunk
-    k = 0
-    pos = 0
-    if left == 0:
-        return k, pos
-    n_res = free.shape[1]
-    for j in _order(st.queue, jb.prediction, descending):
-        c = jb.chunks[j]
-        may_fit = True
-        for r in range(n_res):
-            if c * per[j, r] > total[r]:
-                may_fit = False
-                break
-        if not may_fit:
-            continue
-        taken = _start(m, free, total, per, j, c, out_nodes, pos)
-        if taken >= 0:
-            left -= taken
-            out_jobs[k] = j
-            k += 1
-            pos += c
-            if left == 0:
-                break
-    return k, pos
+    ordered = State(st.now, st.free, _order(st.queue, Jobs(*jobs).prediction, descending), st.running)
+    return order_kernel(machine, jobs, ordered, True, out_jobs, out_nodes)
 
 
 @njit(cache=True)
