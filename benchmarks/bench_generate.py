@@ -13,9 +13,9 @@ import statistics
 import time
 from pathlib import Path
 
-from hpcgym.baselines import make_policy, preset_predictor
+from bench_engine import time_policy  # the same timing as the SWF figures
+
 from hpcgym.generate import eurora
-from hpcgym.sim import Simulator
 
 JOBS = 100_000
 REPEATS = 3
@@ -39,27 +39,10 @@ def time_generation(jobs: int = JOBS, repeats: int = REPEATS) -> dict:
     }
 
 
-def time_policy(workload, policy: str, repeats: int = REPEATS) -> dict:
-    """Median in-process seconds of ``repeats`` runs after one warm-up (as ``bench_engine``)."""
-    secs = []
-    for i in range(repeats + 1):
-        sim = Simulator(workload, predictor=preset_predictor(policy))
-        s = sim.run(make_policy(policy), progress=False)
-        if i:
-            secs.append(s.sim_seconds)
-    med = statistics.median(secs)
-    return {
-        "what": f"{policy} {s.predictor}",
-        "trace": f"{workload.name} (seed 1)",
-        "jobs": len(workload),
-        "sim_seconds": med,
-        "jobs_per_second": len(workload) / med,
-        "decisions": s.decisions,
-        "decision_us": 1e6 * med / max(s.decisions, 1),
-    }
-
-
 def run(traces: Path) -> list[dict]:
     """The rows; ``traces`` is unused (the jobs are generated)."""
     w = eurora(JOBS, seed=1)
-    return [time_generation(), time_policy(w, "easy"), time_policy(w, "prb")]
+    rows = [time_policy(w, p, repeats=REPEATS) for p in ("easy", "prb")]
+    for row in rows:
+        row["trace"] = f"{w.name} (seed 1)"
+    return [time_generation(), *rows]
