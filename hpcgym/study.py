@@ -38,13 +38,19 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hpcgym.baselines import make_policy, policy_specs, preset_predictor, resolve_policy_name
+from hpcgym.baselines import (
+    make_policy,
+    policy_parameters,
+    policy_specs,
+    preset_predictor,
+    resolve_policy_name,
+)
 from hpcgym.cli import command
 from hpcgym.errors import InvalidConfigError, UnknownNameError
 from hpcgym.metrics import paired_difference_ci
@@ -59,10 +65,34 @@ DISPATCHERS = ("sjf-list", "ljf-list", "easy", "prb")
 """001's heuristic dispatchers by hpcgym name, in its order: the study's default."""
 
 CP_DISPATCHERS = ("cph",)
-"""001's CP dispatcher (HCP v0 on CP-SAT, ``pip install 'hpcgym[cp]'``): run only when named
-(``--dispatchers sjf-list,ljf-list,easy,prb,cph``). It makes each decision with a solver
-call of up to its time limit, so over 100,000 jobs it takes hours where the others take
-seconds."""
+"""001's CP dispatcher (HCP v0 on CP-SAT, ``pip install 'hpcgym[cp]'``): in the study by
+default when OR-Tools is installed. It makes each decision with a solver call of up to
+its time limit (:data:`CP_DELTA`), so it is by far the slowest run: leave it out with
+``--dispatchers sjf-list,ljf-list,easy,prb``."""
+
+CP_DELTA = 0.1
+"""The study's CP time limit ``delta`` in seconds (``--cp-delta``), with ``delta_max = 16
+delta`` as 002's ratio. 001 gives no limit ("we impose a time limit to bound the
+search"); 002 uses 1 s. The study's default is 0.1 s (deterministic time, so runs
+repeat on any machine): a tenth of the solver time per decision, on the measurement
+of ``docs/CP.md`` for the same slowdown and wait (see ``docs/REPRODUCTION.md``)."""
+
+
+def cp_spec(dispatcher: str, delta: float | None) -> str | None:
+    """The policy to make for ``dispatcher`` with the CP time limit ``delta`` (None: as named).
+
+    A CP dispatcher (``hcp*``, ``pcp*``, ``cph``) gets ``delta`` and ``delta_max = 16 delta``
+    unless its name already carries parameters; other dispatchers are made as named.
+
+    >>> cp_spec("cph", 0.1)
+    'cph:delta=0.1,delta_max=1.6'
+    >>> cp_spec("prb", 0.1) is None
+    True
+    """
+    if delta is None or ":" in dispatcher or "delta" not in (policy_parameters(dispatcher) or ()):
+        return None
+    return f"{dispatcher}:delta={delta:g},delta_max={16 * delta:g}"
+
 
 LABELS = {"sjf-list": "SJF", "ljf-list": "LJF", "easy": "EBF", "prb": "PRB", "cph": "CPH"}
 """hpcgym name -> 001's name."""
@@ -109,7 +139,10 @@ TABLE = (
 
 @dataclass(frozen=True)
 class Run:
-    """What one dispatcher x prediction run keeps: per-job columns, not the schedule."""
+    """What one dispatcher x prediction run keeps: per-job columns, not the schedule.
+
+    ``cp`` holds a CP dispatcher's figures (``Schedule.extras["cp"]``), else it is empty.
+    """
 
     dispatcher: str
     prediction: str
@@ -117,13 +150,19 @@ class Run:
     first_prediction: np.ndarray
     decisions: int
     sim_seconds: float
+    cp: dict[str, Any] = field(default_factory=dict)
 
 
-def _run_one(workload: Workload, dispatcher: str, prediction: str) -> Run:
-    """Simulate ``workload`` under ``dispatcher`` with 001's ``prediction`` (W, D or R)."""
-    name = resolve_policy_name(dispatcher)
+def _run_one(workload: Workload, dispatcher: str, prediction: str, spec: str | None = None) -> Run:
+    """Simulate ``workload`` under ``dispatcher`` with the ``prediction`` (W, D or R).
+
+    ``spec`` is the policy to make when it carries parameters (``"cph:delta=0.1"``);
+    ``dispatcher`` is then only the run's label.
+    """
+    name = resolve_policy_name(dispatcher.split(":")[0])
     sim = Simulator(workload, predictor=preset_predictor(name, PREDICTORS[prediction]))
-    schedule = sim.run(make_policy(name), progress=False)
+    schedule = sim.run(make_policy(spec or dispatcher), progress=False)
+    cp = schedule.extras.get("cp", {})
     return Run(
         dispatcher,
         prediction,
@@ -131,6 +170,7 @@ def _run_one(workload: Workload, dispatcher: str, prediction: str) -> Run:
         schedule.first_prediction,
         schedule.decisions,
         schedule.sim_seconds,
+        dict(cp) if isinstance(cp, dict) else {},
     )
 
 
@@ -142,13 +182,58 @@ def _init_worker(workload: Workload) -> None:
     _WORKER_WORKLOAD = workload
 
 
-def _run_in_worker(dispatcher: str, prediction: str) -> Run:
+def _run_in_worker(dispatcher: str, prediction: str, spec: str | None) -> Run:
     assert _WORKER_WORKLOAD is not None
-    return _run_one(_WORKER_WORKLOAD, dispatcher, prediction)
+    return _run_one(_WORKER_WORKLOAD, dispatcher, prediction, spec)
 
 
-def available_dispatchers(names: Sequence[str] = DISPATCHERS) -> list[str]:
-    """The names of ``names`` that are registered dispatchers, in order."""
+def run_all(
+    workload: Workload,
+    combos: Sequence[tuple[str, str, str | None]],
+    *,
+    processes: int | None = None,
+    progress: Callable[[str], None] | None = None,
+    label: Callable[[str], str] = lambda d: d,
+) -> list[Run]:
+    """Every ``(dispatcher, prediction, spec)`` run of ``combos`` on ``workload``, in order.
+
+    Runs go to ``processes`` worker processes (default: one per core, at most one per
+    run; 1 runs here), the workload sent to each worker once. ``progress`` gets a line
+    after every finished run.
+    """
+    procs = min(processes or os.cpu_count() or 1, len(combos))
+    runs: dict[tuple[str, str], Run] = {}
+    t0 = time.perf_counter()
+
+    def done(run: Run) -> None:
+        runs[(run.dispatcher, run.prediction)] = run
+        if progress is not None:
+            progress(
+                f"[{len(runs)}/{len(combos)}] {label(run.dispatcher)}-{run.prediction}: "
+                f"simulation {run.sim_seconds:.1f} s, {time.perf_counter() - t0:.0f} s elapsed"
+            )
+
+    if procs <= 1:
+        for d, p, spec in combos:
+            done(_run_one(workload, d, p, spec))
+    else:
+        with ProcessPoolExecutor(procs, initializer=_init_worker, initargs=(workload,)) as pool:
+            futures = [pool.submit(_run_in_worker, d, p, spec) for d, p, spec in combos]
+            for f in as_completed(futures):
+                done(f.result())
+    return [runs[(d, p)] for d, p, _ in combos]
+
+
+def available_dispatchers(names: Sequence[str] | None = None) -> list[str]:
+    """The names of ``names`` that are registered dispatchers, in order.
+
+    By default: :data:`DISPATCHERS`, and :data:`CP_DISPATCHERS` when OR-Tools (the ``cp``
+    extra) is installed.
+    """
+    if names is None:
+        from hpcgym._extras import is_available
+
+        names = DISPATCHERS + (CP_DISPATCHERS if is_available("ortools") else ())
     known = set(policy_specs())
     return [n for n in names if n in known]
 
@@ -161,6 +246,7 @@ def run_galleguillos2017(
     processes: int | None = None,
     progress: Callable[[str], None] | None = None,
     seed: int = 0,
+    cp_delta: float | None = CP_DELTA,
 ) -> dict[str, Any]:
     """Run 001's study on ``workload`` (a heterogeneous job table on its machine).
 
@@ -174,6 +260,8 @@ def run_galleguillos2017(
             runs in this process).
         progress: called with a line after every finished run.
         seed: seed of the bootstrap intervals.
+        cp_delta: the CP dispatchers' time limit (s, :data:`CP_DELTA`; None: the
+            preset's own, 002's 1 s).
 
     Returns:
         A JSON-ready dict: ``rows`` (one per run, :data:`COLUMNS`), ``findings``,
@@ -188,33 +276,15 @@ def run_galleguillos2017(
         raise InvalidConfigError(f"predictions: unknown {bad}; 001's are {', '.join(PREDICTORS)}")
     names = list(dispatchers) if dispatchers is not None else available_dispatchers()
     known = set(policy_specs())
-    unknown = [n for n in names if n not in known]
+    unknown = [n for n in names if n.partition(":")[0] not in known]
     if unknown:
         raise UnknownNameError(f"dispatchers: unknown {unknown}; see `hpcgym policies`")
     if not names:
         raise InvalidConfigError("dispatchers: nothing to run")
-    combos = [(d, p) for d in names for p in predictions]
-    procs = min(processes or os.cpu_count() or 1, len(combos))
-    runs: dict[tuple[str, str], Run] = {}
-    t0 = time.perf_counter()
-
-    def done(run: Run) -> None:
-        runs[(run.dispatcher, run.prediction)] = run
-        if progress is not None:
-            progress(
-                f"[{len(runs)}/{len(combos)}] {LABELS.get(run.dispatcher, run.dispatcher)}-{run.prediction}: "
-                f"simulation {run.sim_seconds:.1f} s, {time.perf_counter() - t0:.0f} s elapsed"
-            )
-
-    if procs <= 1:
-        for d, p in combos:
-            done(_run_one(workload, d, p))
-    else:
-        with ProcessPoolExecutor(procs, initializer=_init_worker, initargs=(workload,)) as pool:
-            futures = [pool.submit(_run_in_worker, d, p) for d, p in combos]
-            for f in as_completed(futures):
-                done(f.result())
-    ordered = [runs[c] for c in combos]
+    combos = [(d, p, cp_spec(d, cp_delta)) for d in names for p in predictions]
+    ordered = run_all(
+        workload, combos, processes=processes, progress=progress, label=lambda d: LABELS.get(d, d)
+    )
     return summarize(workload, ordered, seed=seed)
 
 
@@ -372,6 +442,8 @@ def findings(
         check(f"R lowers {name}'s slowdown against W", d, "R", "W", "lower")
     check("D raises LJF's slowdown against W", "ljf-list", "D", "W", "higher")
     check("R raises LJF's slowdown against W", "ljf-list", "R", "W", "higher")
+    check("R lowers CPH's slowdown against W", "cph", "R", "W", "lower")
+    check("D raises CPH's slowdown against W", "cph", "D", "W", "higher")
     check("R leaves PRB's slowdown unchanged against W", "prb", "R", "W", "same")
     check("D leaves PRB's slowdown unchanged against W", "prb", "D", "W", "same")
     # short jobs gain most: the relative gain of the mean slowdown, W -> D, per class
@@ -405,6 +477,17 @@ def findings(
         )
     # PRB has the shortest queue among the dispatchers with W
     w_rows = [r for r in rows if r["prediction"] == "W"]
+    if any(r["dispatcher"] == "cph" for r in w_rows) and len(w_rows) > 2:
+        ranked = sorted(w_rows, key=lambda r: r["mean_slowdown"])
+        out.append(
+            {
+                "claim": "PRB and CPH have the lowest mean slowdown with W",
+                "holds": {r["dispatcher"] for r in ranked[:2]} == {"prb", "cph"},
+                "mean_slowdown": {
+                    LABELS.get(r["dispatcher"], r["dispatcher"]): r["mean_slowdown"] for r in w_rows
+                },
+            }
+        )
     if any(r["dispatcher"] == "prb" for r in w_rows) and len(w_rows) > 1:
         best = min(w_rows, key=lambda r: r["mean_queue"])
         out.append(
@@ -497,6 +580,8 @@ def render(result: dict[str, Any]) -> str:
             detail = " (" + ", ".join(f"{c} {v:+.1%}" for c, v in f["relative_gain"].items()) + ")"
         elif "mean_queue" in f:
             detail = " (" + ", ".join(f"{k} {v:.2f}" for k, v in f["mean_queue"].items()) + ")"
+        elif "mean_slowdown" in f:
+            detail = " (" + ", ".join(f"{k} {v:.2f}" for k, v in f["mean_slowdown"].items()) + ")"
         lines.append(f"  {mark:3}  {f['claim']}{detail}")
     lines += ["", *(f"note: {n}" for n in result["notes"])]
     return "\n".join(lines)
@@ -522,64 +607,128 @@ def write_outputs(result: dict[str, Any], out: Path, *, plots: bool = True) -> l
 
 
 # --------------------------------------------------------------------------------- CLI
-STUDIES = {"galleguillos2017": "Galleguillos et al. (2017): prediction and dispatching on Eurora (paper 001)"}
+STUDIES = {
+    "galleguillos2017": "Galleguillos et al. (2017): prediction and dispatching on Eurora (paper 001)",
+    "galleguillos2019": "Galleguillos et al. (2019): the CP dispatchers HCP and PCP, v0-v3 (paper 002)",
+}
 
 
 def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("study", help=f"which study: {', '.join(STUDIES)}")
     p.add_argument("--jobs", type=int, default=100_000, help="synthetic Eurora jobs (default 100,000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the generator and the bootstrap (default 0)")
-    p.add_argument("--load", type=float, default=1.0, help="generator load factor (default 1.0)")
+    p.add_argument(
+        "--load",
+        type=float,
+        default=1.0,
+        help="load factor: the generator's, or inter-arrival times / F for --workload and --trace "
+        "(default 1.0)",
+    )
     p.add_argument(
         "--workload", type=Path, default=None, metavar="FILE", help="a job table instead of generated jobs"
     )
+    p.add_argument(
+        "--trace",
+        type=Path,
+        default=None,
+        metavar="SWF",
+        help="an SWF trace instead of generated jobs, on its processor machine (with --offset and --jobs)",
+    )
+    p.add_argument("--offset", type=int, default=0, help="with --trace: skip this many jobs first")
     p.add_argument("--machine", default="eurora", help="machine preset or TOML file (default: eurora)")
     p.add_argument(
         "--dispatchers",
         default=None,
-        help=f"comma-separated dispatcher names (default: {','.join(DISPATCHERS)}; add cph for 001's "
-        "CP dispatcher, which is much slower)",
+        help="comma-separated dispatcher names (galleguillos2017 default: "
+        f"{','.join(DISPATCHERS + CP_DISPATCHERS)}, "
+        "cph only with OR-Tools installed, and much slower than the others; galleguillos2019 default: "
+        "hcp0,hcp1,hcp2,hcp3,pcp1,pcp2,pcp3,prb,easy with 002's predictions each)",
+    )
+    p.add_argument(
+        "--cp-delta",
+        type=float,
+        default=CP_DELTA,
+        metavar="SECONDS",
+        help=f"time limit of the CP dispatchers' first solve, deterministic seconds (default {CP_DELTA}; "
+        "delta_max is 16 times it; 002 used 1)",
+    )
+    p.add_argument(
+        "--predictions",
+        default=None,
+        help="galleguillos2019: comma-separated predictions to keep, of W, D, R (default: all)",
     )
     p.add_argument("--processes", type=int, default=None, help="parallel runs (default: one per core)")
-    p.add_argument("-o", "--out", type=Path, default=Path("study-galleguillos2017"), help="output folder")
+    p.add_argument("-o", "--out", type=Path, default=None, help="output folder (default: study-NAME)")
     p.add_argument("--no-plots", action="store_true", help="write JSON and CSV only")
     p.add_argument("--json", action="store_true", help="print the JSON instead of the table")
 
 
 def _study(args: argparse.Namespace) -> int:
-    if args.study.lower() not in STUDIES:
+    study = args.study.lower()
+    if study not in STUDIES:
         raise UnknownNameError(f"unknown study {args.study!r}; known: {', '.join(STUDIES)}")
     if args.jobs < 1:
         raise InvalidConfigError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.offset < 0:
+        raise InvalidConfigError(f"--offset must be at least 0, got {args.offset}")
+    if not args.cp_delta > 0:
+        raise InvalidConfigError(f"--cp-delta must be a positive number of seconds, got {args.cp_delta}")
     if args.processes is not None and args.processes < 1:
         raise InvalidConfigError(f"--processes must be at least 1, got {args.processes}")
     from hpcgym.machine import fit_workload
 
+    machine = args.machine
     if args.workload is not None:
         from hpcgym.jobtable import read_jobs
 
         workload = read_jobs(args.workload, args.machine)
+    elif args.trace is not None:
+        from hpcgym.workload import read_swf
+
+        workload = read_swf(args.trace).window(args.jobs, args.offset)
+        machine = f"{workload.procs} processors"
     else:
         from hpcgym.generate import eurora
 
         workload = fit_workload(eurora(args.jobs, seed=args.seed, load=args.load), args.machine)
-    dispatchers = None
-    if args.dispatchers is not None:
-        dispatchers = [d.strip() for d in args.dispatchers.split(",") if d.strip()]
-    print(f"study galleguillos2017: {len(workload):,} jobs on {args.machine}", file=sys.stderr)
-    result = run_galleguillos2017(
-        workload,
-        dispatchers=dispatchers,
-        processes=args.processes,
-        progress=lambda line: print(line, file=sys.stderr, flush=True),
-        seed=args.seed,
-    )
-    for path in write_outputs(result, args.out, plots=not args.no_plots):
+    if args.load != 1.0 and (args.workload is not None or args.trace is not None):
+        workload = workload.scale_load(args.load)
+
+    if args.out is None:
+        args.out = Path(f"study-{study}")
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    log(f"study {study}: {len(workload):,} jobs on {machine}")
+    if study == "galleguillos2019":
+        from hpcgym import galleguillos2019 as g19
+
+        result = g19.run_from_args(args, workload, log)
+        written = g19.write_outputs(result, args.out, plots=not args.no_plots)
+        text = g19.render(result)
+        data = g19.public(result)
+    else:
+        dispatchers = None
+        if args.dispatchers is not None:
+            dispatchers = [d.strip() for d in args.dispatchers.split(",") if d.strip()]
+        result = run_galleguillos2017(
+            workload,
+            dispatchers=dispatchers,
+            processes=args.processes,
+            progress=log,
+            seed=args.seed,
+            cp_delta=args.cp_delta,
+        )
+        written = write_outputs(result, args.out, plots=not args.no_plots)
+        text, data = render(result), public(result)
+    for path in written:
         print(f"wrote {path}", file=sys.stderr)
-    print(to_json(public(result)) if args.json else render(result))
+    print(to_json(data) if args.json else text)
     return 0
 
 
-command("study", "run a paper's study end to end: runs, figures, table, findings (galleguillos2017)")(
-    _configure
-)(_study)
+command(
+    "study",
+    "run a paper's study end to end: runs, figures, table, findings (galleguillos2017, galleguillos2019)",
+)(_configure)(_study)

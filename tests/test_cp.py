@@ -9,12 +9,18 @@ import pytest
 
 pytest.importorskip("ortools")
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from hpcgym.baselines import PriorityRuleBased, make_policy, policy_specs, resolve_policy_name
 from hpcgym.baselines.cp import (
     ConstraintProgramming,
     Problem,
     VerificationError,
+    best_hint,
     greedy_schedule,
+    hint_orders,
+    objective_value,
     verify_solution,
 )
 from hpcgym.errors import InvalidConfigError
@@ -150,6 +156,131 @@ def test_greedy_schedule_is_valid_and_follows_the_order():
     assert start.tolist() == [0, 0]
     p.horizon = 4  # a shrunk horizon: no job fits by it
     assert greedy_schedule(p, np.array([0, 1])) is None
+
+
+def _reference_greedy(p: Problem, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """The list schedule written plainly (the compiled kernel's first, Python version)."""
+    n_jobs, (n_nodes, n_units) = len(p.jobs), p.capacity.shape
+    start = np.full(n_jobs, -1, dtype=np.int64)
+    counts = np.zeros((n_jobs, n_nodes), dtype=np.int64)
+    cuts = [0, p.horizon + 1]
+    load = np.zeros((1, n_nodes, n_units), dtype=np.int64)
+
+    def split(x: int) -> int:
+        nonlocal load
+        b = int(np.searchsorted(cuts, x, side="right")) - 1
+        if cuts[b] == x:
+            return b
+        cuts.insert(b + 1, x)
+        load = np.insert(load, b + 1, load[b], axis=0)
+        return b + 1
+
+    def add(s: int, e: int, usage: np.ndarray) -> None:
+        if e > s:
+            lo, hi = split(s), split(min(e, p.horizon + 1))
+            load[lo:hi] += usage
+
+    for k in range(len(p.run_end)):
+        add(0, int(p.run_end[k]), p.run_usage[k])
+    for i in np.flatnonzero(p.fixed >= 0).tolist():
+        start[i], counts[i, 0] = p.fixed[i], p.chunks[i]
+        add(int(p.fixed[i]), int(p.fixed[i] + p.duration[i]), counts[i][:, None] * p.demand[i][None, :])
+    for i in rows.tolist():
+        d, c = int(p.duration[i]), int(p.chunks[i])
+        for b0 in range(len(cuts) - 1):
+            s = cuts[b0]
+            if s + d > p.horizon:
+                return None
+            b1 = int(np.searchsorted(cuts, s + d, side="left"))
+            room = p.capacity - load[b0:b1].max(axis=0)
+            need = p.demand[i]
+            per = np.where(need[None, :] > 0, room // np.maximum(need, 1)[None, :], c).min(axis=1)
+            per = np.where(p.allowed[i], np.clip(per, 0, c), 0)
+            if per.sum() >= c:
+                took = np.minimum(per, np.maximum(0, c - (np.cumsum(per) - per)))
+                start[i], counts[i] = s, took
+                add(s, s + d, took[:, None] * need[None, :])
+                break
+        else:
+            return None
+    return start, counts
+
+
+@st.composite
+def _problems(draw: st.DrawFn) -> tuple[Problem, np.ndarray]:
+    n_nodes, n_units = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    n_jobs, n_run = draw(st.integers(1, 6)), draw(st.integers(0, 3))
+    ints = lambda lo, hi, shape: np.array(  # noqa: E731
+        draw(st.lists(st.integers(lo, hi), min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
+    ).reshape(shape)
+    capacity = ints(1, 5, (n_nodes, n_units))
+    demand = ints(0, 2, (n_jobs, n_units))
+    demand[:, 0] = np.maximum(demand[:, 0], 1)
+    duration = ints(1, 6, (n_jobs,))
+    run_end = ints(-1, 6, (n_run,))
+    run_usage = np.zeros((n_run, n_nodes, n_units), dtype=np.int64)
+    for k in range(n_run):  # running jobs fit together
+        n = draw(st.integers(0, n_nodes - 1))
+        run_usage[k, n] = np.minimum(ints(0, 5, (n_units,)), capacity[n] - run_usage[:k, n].sum(axis=0))
+    horizon = int(duration.sum() + run_end.sum()) + draw(st.integers(-2, 2))
+    fixed = np.full(n_jobs, -1)
+    if n_jobs > 2 and draw(st.booleans()):
+        fixed[-1] = max(0, horizon - int(duration[-1]))
+    p = Problem(
+        capacity=capacity,
+        jobs=np.arange(n_jobs) + 10,
+        chunks=ints(1, 2, (n_jobs,)),
+        demand=demand,
+        duration=duration,
+        fixed=fixed,
+        run_usage=run_usage,
+        run_end=run_end,
+        horizon=horizon,
+        allowed=(capacity[None, :, :] >= demand[:, None, :]).all(axis=2),
+    )
+    rows = np.array(draw(st.permutations(range(int((fixed < 0).sum())))), dtype=np.int64)
+    return p, rows
+
+
+@settings(max_examples=300, deadline=None)
+@given(_problems())
+def test_the_compiled_list_schedule_equals_the_plain_one(case):
+    p, rows = case
+    got, want = greedy_schedule(p, rows), _reference_greedy(p, rows)
+    assert (got is None) == (want is None)
+    if got is not None:
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+        verify_solution(p, *got)
+
+
+def test_the_hint_is_the_cheapest_list_schedule():
+    """Two 10 s jobs of 1 core and one 100 s job of 4 cores on 4 cores, slowdown weights.
+
+    Priority order: the long job first (it waited longest relative to its size), then the
+    short ones at 100 s. Smith's rule (d / w, shortest first) starts both short jobs at 0
+    and the long one at 10: that is cheaper, so it is the hint.
+    """
+    p = Problem(
+        capacity=np.array([[4]]),
+        jobs=np.array([1, 2, 3]),
+        chunks=np.array([1, 1, 1]),
+        demand=np.array([[4], [1], [1]]),
+        duration=np.array([100, 10, 10]),
+        fixed=np.array([-1, -1, -1]),
+        run_usage=np.zeros((0, 1, 1), dtype=np.int64),
+        run_end=np.zeros(0, dtype=np.int64),
+        horizon=120,
+        allowed=np.ones((3, 1), dtype=bool),
+    )
+    w = np.array([1, 10, 10])
+    rows = np.array([0, 1, 2])
+    assert [o.tolist() for o in hint_orders(p, rows, w)][:2] == [[0, 1, 2], [1, 2, 0]]
+    start, _ = best_hint(p, rows, w)
+    assert start.tolist() == [10, 0, 0]
+    assert objective_value(p, start, w, None) == 10
+    assert objective_value(p, greedy_schedule(p, rows)[0], w, None) == 2000
+    # with a PCP offset the max(0, .) counts: a job already late by 5 s costs from 0
+    assert objective_value(p, start, w, np.array([-20, 5, 0])) == 50
 
 
 def test_a_tampered_solution_falls_back_to_prb(monkeypatch):

@@ -121,3 +121,40 @@ def test_cli_on_generated_jobs(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_cli_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_cp_spec_gives_cp_presets_the_study_limit() -> None:
+    from hpcgym.study import cp_spec
+
+    assert cp_spec("cph", 0.05) == "cph:delta=0.05,delta_max=0.8"
+    assert cp_spec("hcp3", 1.0) == "hcp3:delta=1,delta_max=16"
+    assert cp_spec("cph:delta=2", 0.05) is None  # parameters given: as named
+    assert cp_spec("easy", 0.05) is None and cp_spec("cph", None) is None
+
+
+def test_cph_runs_in_the_study_with_its_findings(heavy: Workload) -> None:
+    pytest.importorskip("ortools")
+    res = run_galleguillos2017(heavy, dispatchers=["prb", "cph", "easy"], processes=1, cp_delta=0.02)
+    rows = {(r["dispatcher"], r["prediction"]): r for r in res["rows"]}
+    assert set(rows) == {(d, p) for d in ("prb", "cph", "easy") for p in "WDR"}
+    claims = {f["claim"]: f for f in res["findings"]}
+    assert claims["R lowers CPH's slowdown against W"]["holds"] is not None
+    assert claims["D raises CPH's slowdown against W"]["holds"] is not None
+    ranked = claims["PRB and CPH have the lowest mean slowdown with W"]
+    assert list(ranked["mean_slowdown"]) == sorted(ranked["mean_slowdown"], key=ranked["mean_slowdown"].get)
+    assert "CPH" in render(res)
+
+
+def test_cph_is_a_default_dispatcher_when_ortools_is_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    import hpcgym._extras as extras
+    from hpcgym.study import available_dispatchers
+
+    monkeypatch.setattr(extras, "is_available", lambda m: m != "ortools")
+    assert available_dispatchers() == ["sjf-list", "ljf-list", "easy", "prb"]
+    monkeypatch.setattr(extras, "is_available", lambda m: True)
+    assert available_dispatchers() == ["sjf-list", "ljf-list", "easy", "prb", "cph"]
+
+
+def test_cli_rejects_a_bad_cp_delta(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["study", "galleguillos2017", "--jobs", "10", "--cp-delta", "0"]) == 2
+    assert "--cp-delta must be a positive number of seconds" in capsys.readouterr().err
