@@ -70,12 +70,12 @@ default when OR-Tools is installed. It makes each decision with a solver call of
 its time limit (:data:`CP_DELTA`), so it is by far the slowest run: leave it out with
 ``--dispatchers sjf-list,ljf-list,easy,prb``."""
 
-CP_DELTA = 0.1
-"""The study's CP time limit ``delta`` in seconds (``--cp-delta``), with ``delta_max = 16
+CP_DELTA = 0.02
+"""The studies' CP time limit ``delta`` in seconds (``--cp-delta``), with ``delta_max = 16
 delta`` as 002's ratio. 001 gives no limit ("we impose a time limit to bound the
-search"); 002 uses 1 s. The study's default is 0.1 s (deterministic time, so runs
-repeat on any machine): a tenth of the solver time per decision, on the measurement
-of ``docs/CP.md`` for the same slowdown and wait (see ``docs/REPRODUCTION.md``)."""
+search"); 002 uses 1 s of wall-clock time. The studies' default is 0.02 s of
+deterministic time (runs repeat on any machine): ``docs/CP.md`` measures the same
+decisions with 0.02 and 0.1 and what 1 s adds, at 002's problem sizes."""
 
 
 def cp_spec(dispatcher: str, delta: float | None) -> str | None:

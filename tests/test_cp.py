@@ -300,14 +300,14 @@ def test_a_tampered_solution_falls_back_to_prb(monkeypatch):
 
 
 def test_no_solution_within_the_limit_falls_back_to_prb():
-    # a deterministic limit far below what presolve needs: every decision finds nothing
+    # a deterministic limit far below what presolve needs: every solver call finds nothing
+    # (decisions whose hint starts every job now are optimal without one)
     w = load_default().window(80)
     s = Simulator(w).run(make_policy("hcp1:delta=0.001,delta_max=0.001,dtime=1e-9"))
     cp = s.extras["cp"]
-    assert cp["decisions"] > 0
-    assert cp["fallbacks"] == cp["decisions"]
-    assert cp["fallback_reasons"] == {"no solution": cp["decisions"]}
-    assert set(cp["status"]) == {"UNKNOWN"}
+    assert cp["decisions"] > cp["status"]["UNKNOWN"] == cp["fallbacks"] > 0
+    assert cp["fallback_reasons"] == {"no solution": cp["fallbacks"]}
+    assert set(cp["status"]) == {"UNKNOWN", "OPTIMAL_HINT"}
     assert s.start.tolist() == Simulator(w).run(make_policy("prb")).start.tolist()
 
 
@@ -325,7 +325,7 @@ def test_underestimation_fix_keeps_v2_feasible():
     v2 = Simulator(w, predictor=under).run(make_policy("hcp2:delta=0.05"))
     cp2 = v2.extras["cp"]
     assert cp2["infeasible"] == 0 and cp2["fallbacks"] == 0
-    assert set(cp2["status"]) <= {"OPTIMAL", "FEASIBLE"}
+    assert set(cp2["status"]) <= {"OPTIMAL", "FEASIBLE", "OPTIMAL_HINT"}
     v1 = Simulator(w, predictor=Scaled(make_predictor("real"), 0.5)).run(make_policy("hcp1:delta=0.05"))
     cp1 = v1.extras["cp"]
     # without the fix the naive model shrinks the horizon or frees busy processors
@@ -427,7 +427,7 @@ def test_presets_versions_and_parameters():
     [
         ("hcp1:delta=0", "delta must be a positive number"),
         ("hcp1:delta=2,delta_max=1", "delta_max"),
-        ("pcp1:search=magic", "search must be one of hint, strategy, default"),
+        ("pcp1:search=magic", "search must be one of hint, priority, strategy, default"),
         ("hcp1:workers=0", "workers must be"),
         ("hcp1:m=-1", "m must be"),
         ("hcp1:dtime=-1", "dtime must be"),
@@ -477,3 +477,14 @@ def test_a_missing_ortools_is_named_before_the_run(monkeypatch):
     w = _swf_pair()
     with pytest.raises(MissingExtraError, match=r"the hcp1 dispatcher needs ortools.*hpcgym\[cp\]"):
         Simulator(w).run(make_policy("hcp1"))
+
+
+@pytest.mark.parametrize("search", ["hint", "priority", "strategy", "default"])
+def test_every_search_gives_a_complete_valid_run(search):
+    w = load_default().window(120)
+    s = Simulator(w).run(make_policy(f"hcp3:delta=0.02,search={search}"))
+    assert not np.isnan(s.start).any() and (s.start >= w.submit).all()
+    cp = s.extras["cp"]
+    assert cp["decisions"] > 0
+    if search == "default":  # no hint: never proven by one
+        assert "OPTIMAL_HINT" not in cp["status"]
