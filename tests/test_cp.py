@@ -486,5 +486,7 @@ def test_every_search_gives_a_complete_valid_run(search):
     assert not np.isnan(s.start).any() and (s.start >= w.submit).all()
     cp = s.extras["cp"]
     assert cp["decisions"] > 0
-    if search == "default":  # no hint: never proven by one
-        assert "OPTIMAL_HINT" not in cp["status"]
+    solved = cp["status"].get("OPTIMAL", 0) + cp["status"].get("FEASIBLE", 0)
+    assert 0 <= cp["improved_on_hint"] <= solved
+    if search == "default":  # no hint: never proven by one, nothing to improve on
+        assert "OPTIMAL_HINT" not in cp["status"] and cp["improved_on_hint"] == 0

@@ -536,6 +536,7 @@ class ConstraintProgramming(DispatcherBase):
         self._infeasible = 0
         self._unplaced = 0
         self._restarts = 0
+        self._improved = 0
 
     def reset(self, view: SystemView) -> None:
         require("cp", what=f"the {self.name} dispatcher")
@@ -555,8 +556,10 @@ class ConstraintProgramming(DispatcherBase):
         free amount summed over types); ``fallbacks`` (PRB decided) and their reasons;
         ``infeasible`` (proven infeasible: nothing started); ``unplaced`` (HCP jobs
         scheduled now that best-fit could not place, or jobs scheduled on resources an
-        underestimated job still holds); ``restarts``; ``status`` (CP-SAT status counts
-        over every solve).
+        underestimated job still holds); ``restarts``; ``improved_on_hint`` (solver
+        calls whose solution is cheaper than the hint they started from); ``status``
+        (CP-SAT status counts over every solve; ``OPTIMAL_HINT``: a hint of objective 0,
+        optimal without a solver call).
         """
         times = np.array(self._times) * 1000.0
         stats = (
@@ -586,6 +589,7 @@ class ConstraintProgramming(DispatcherBase):
                 "infeasible": self._infeasible,
                 "unplaced": self._unplaced,
                 "restarts": self._restarts,
+                "improved_on_hint": self._improved,
                 "status": dict(sorted(self._status.items())),
             }
         }
@@ -901,6 +905,8 @@ class ConstraintProgramming(DispatcherBase):
             sname = solver.status_name(status)
             self._status[sname] = self._status.get(sname, 0) + 1
             if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                if hint is not None and solver.objective_value < objective_value(p, hint[0], w, offset):
+                    self._improved += 1
                 start = np.array([solver.value(s) for s in starts], dtype=np.int64)
                 counts = np.zeros((n_jobs, n_nodes), dtype=np.int64)
                 for i, xs in enumerate(count_vars):
