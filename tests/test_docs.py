@@ -279,6 +279,7 @@ def test_every_figure_has_the_command_that_made_it() -> None:
             if argv[i] == "--plot"
         }
         # `hpcgym study ... -o DIR` writes its figures into DIR (shown as .../DIR/fig*.png)
+        from hpcgym.galleguillos2019 import FIGURES as FIGURES_2019
         from hpcgym.study import FIGURES
 
         plotted |= {
@@ -289,7 +290,7 @@ def test_every_figure_has_the_command_that_made_it() -> None:
             if "study" in argv
             for i in range(len(argv) - 1)
             if argv[i] in ("-o", "--out")
-            for stem in FIGURES
+            for stem in FIGURES + FIGURES_2019
         }
         for image in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
             shown = {Path(image).name, "/".join(Path(image).parts[-2:])}
