@@ -490,3 +490,9 @@ def test_every_search_gives_a_complete_valid_run(search):
     assert 0 <= cp["improved_on_hint"] <= solved
     if search == "default":  # no hint: never proven by one, nothing to improve on
         assert "OPTIMAL_HINT" not in cp["status"] and cp["improved_on_hint"] == 0
+
+
+def test_presolve_is_off_for_pcp_and_on_for_hcp_by_default():
+    assert make_policy("pcp3").presolve is False and make_policy("hcp3").presolve is True
+    assert make_policy("pcp3:presolve=true").presolve is True
+    assert make_policy("hcp1:presolve=false").presolve is False

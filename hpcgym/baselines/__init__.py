@@ -489,6 +489,7 @@ def _cp(model: str, version: int, name: str) -> Callable[..., Dispatcher]:
         workers: int = 1,
         seed: int = 0,
         dtime: float | None = 1.0,
+        presolve: bool | None = None,
         ewt: str = "machine",
         unknown: float | None = None,
     ) -> Dispatcher:
@@ -506,6 +507,7 @@ def _cp(model: str, version: int, name: str) -> Callable[..., Dispatcher]:
             workers=workers,
             seed=seed,
             dtime=dtime,
+            presolve=presolve,
             ewt=ewt,
             unknown=unknown,
             name=name,

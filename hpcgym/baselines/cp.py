@@ -73,6 +73,12 @@ What the papers leave open, and what hpcgym does:
   = FIXED_SEARCH`` (closest to 002's custom search, but CP-SAT's propagation does not
   always give the exact earliest start, so the fixed search may step through many
   values). ``search="default"`` uses no hint.
+* **Presolve**: off for PCP by default (``presolve=true`` turns it on). On PCP's model
+  (an optional interval and a chunk count per job and node: about 3,000 of each on
+  Eurora's 64 nodes) CP-SAT's presolve alone outlasts a short limit, so the solver
+  returned no solution, restarted and fell back to PRB in about 3 % of the decisions;
+  without presolve the hint is the first solution at once. HCP's pooled model is small
+  and keeps it (the same decisions either way). Measured in ``docs/CP.md``.
 * **Proven by the hint**: every objective term is at least 0, so a hint of objective 0
   (every modelled job starts now, or for PCP's ``max(0, .)`` none is late) is optimal;
   it is the decision without a solver call, counted as status ``OPTIMAL_HINT``. About
@@ -456,6 +462,8 @@ class ConstraintProgramming(DispatcherBase):
         dtime: deterministic time units per second of limit (default 1: the limits are
             CP-SAT deterministic time, so a run repeats on any machine); None
             (``dtime=none``): wall-clock limits.
+        presolve: CP-SAT's presolve (None: on for HCP, off for PCP; see the module
+            docstring).
         ewt, unknown: expected waits per queue, as for PRB (``prb:ewt=...``).
         name: report name.
 
@@ -478,6 +486,7 @@ class ConstraintProgramming(DispatcherBase):
     workers: int = 1
     seed: int = 0
     dtime: float | None = 1.0
+    presolve: bool | None = None
     ewt: Any = "machine"
     unknown: float | None = None
     name: str = ""
@@ -517,6 +526,9 @@ class ConstraintProgramming(DispatcherBase):
             not isinstance(self.dtime, int | float) or not math.isfinite(self.dtime) or self.dtime <= 0
         ):
             raise InvalidConfigError(f"dtime must be a positive number; got {self.dtime!r}")
+        if self.presolve is None:
+            self.presolve = self.model == "hcp"
+        self.presolve = bool(self.presolve)
         if not self.name:
             self.name = f"{self.model}{self.version}"
         self._prb = PriorityRuleBased(ewt=self.ewt, unknown=self.unknown)
@@ -888,6 +900,7 @@ class ConstraintProgramming(DispatcherBase):
         prm = solver.parameters
         prm.num_workers = self.workers
         prm.random_seed = self.seed
+        prm.cp_model_presolve = bool(self.presolve)
         if self.search == "strategy":
             prm.search_branching = cp_model.FIXED_SEARCH
         limit = float(self.delta)
