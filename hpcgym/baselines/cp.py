@@ -404,9 +404,10 @@ def best_hint(
 
     002 searches from the priority order; a hint only tells CP-SAT where to start, and
     the objective decides. Trying the Smith-rule orders as well costs well under a
-    millisecond each (:func:`greedy_schedule` is compiled) and, on the synthetic Eurora
-    workload at 002's problem sizes, starts CP-SAT from a schedule 40-70 % cheaper than
-    the priority order's (``docs/CP.md``), which is what a short time limit needs.
+    millisecond each (:func:`greedy_schedule` is compiled), and with one worker and a
+    short limit CP-SAT seldom improves much on where it starts: ``docs/CP.md`` compares
+    the decisions of this hint (``search=hint``) and of the priority one alone
+    (``search=priority``).
     Ties go to the earlier order, so the priority schedule wins when it is as good.
     """
     best: tuple[np.ndarray, np.ndarray] | None = None
