@@ -1,0 +1,243 @@
+"""004 section 7's analysis of a parameter study: degradation ranks, Fig. 9, Fig. 10, Table 12.
+
+Tsafrir et al. (2007) ran EASY++ with every predictor configuration on four traces and
+scored each configuration ``c`` under each trace/metric *testcase* ``t`` by its
+*degradation* against the best configuration ``b`` of that testcase,
+``100 * P_c / P_b - 100`` (lower metric values are better: average wait, average
+bounded slowdown). The average of a configuration's degradations over the testcases
+ranks it: rank 1 has the lowest average degradation. This module computes that ranking
+from any table of results (one row per configuration and trace, with the metric
+columns), and the figures the paper derives from it:
+
+* :func:`rank_distribution` -- Fig. 9: for each parameter, the share of each of its
+  values among the configurations in each 5 % bin of the ranking;
+* :func:`size_degradation` -- Fig. 10: mean and standard deviation of the average
+  degradation per window size;
+* :func:`subspace_statistics` -- Table 12: minimum, maximum, mean and standard deviation
+  of the average degradation within a subspace (e.g. ``type=all, correction=estimate,
+  k=1``) beside the whole space.
+
+The table may hold any subset of the space (a sample); the degradations are then
+relative to the best configuration *of the sample*, and ranks run from 1 to the sample's
+size (the figures use rank / count, as the paper's use rank / 8,640).
+
+>>> rows = [
+...     {"config": "a", "k": 1, "trace": "X", "wait": 10.0, "bsld": 2.0},
+...     {"config": "b", "k": 2, "trace": "X", "wait": 20.0, "bsld": 2.0},
+... ]
+>>> r = degradation_ranking(rows, parameters=("k",))
+>>> r.configs, r.average.tolist(), r.rank.tolist()
+(['a', 'b'], [0.0, 50.0], [1, 2])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hpcgym.errors import InvalidConfigError
+
+__all__ = [
+    "Ranking",
+    "degradation_ranking",
+    "rank_distribution",
+    "size_degradation",
+    "subspace_statistics",
+]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Configurations ranked by average degradation (004 section 7).
+
+    Attributes:
+        configs: configuration keys, in the order of the rows below (best first).
+        parameters: ``{parameter: values}``, one value per configuration.
+        testcases: ``(trace, metric)`` names of the degradation columns.
+        degradation: ``(configs, testcases)`` per-testcase degradation in percent.
+        average: mean degradation over the testcases, ascending.
+        rank: 1-based ranks (ties share the better rank, as the paper's "7/8").
+    """
+
+    configs: list[str]
+    parameters: dict[str, list[Any]]
+    testcases: list[tuple[str, str]]
+    degradation: np.ndarray
+    average: np.ndarray
+    rank: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.configs)
+
+    def mask(self, **where: Any) -> np.ndarray:
+        """Boolean mask of the configurations whose parameters equal (or are in) ``where``'s values.
+
+        A value may be a scalar, a collection of allowed values, or a predicate.
+
+        Raises:
+            InvalidConfigError: a parameter the ranking does not have.
+        """
+        m = np.ones(len(self), dtype=bool)
+        for name, want in where.items():
+            if name not in self.parameters:
+                raise InvalidConfigError(
+                    f"subspace: unknown parameter {name!r}; the ranking has {', '.join(self.parameters)}"
+                )
+            values = self.parameters[name]
+            if callable(want):
+                ok = [bool(want(v)) for v in values]
+            elif isinstance(want, (set, frozenset, list, tuple)):
+                ok = [v in want for v in values]
+            else:
+                ok = [v == want for v in values]
+            m &= np.asarray(ok, dtype=bool)
+        return m
+
+    def rows(self, top: int | None = None) -> list[dict[str, Any]]:
+        """Table 11's rows: rank, average degradation, and each parameter's value."""
+        n = len(self) if top is None else min(top, len(self))
+        return [
+            {
+                "rank": int(self.rank[i]),
+                "config": self.configs[i],
+                "average_degradation_pct": float(self.average[i]),
+                **{p: v[i] for p, v in self.parameters.items()},
+            }
+            for i in range(n)
+        ]
+
+
+def degradation_ranking(
+    rows: Iterable[Mapping[str, Any]],
+    parameters: Sequence[str],
+    metrics: Sequence[str] = ("wait", "bsld"),
+    config_key: str = "config",
+    trace_key: str = "trace",
+) -> Ranking:
+    """Rank configurations by their average degradation over trace x metric testcases.
+
+    Args:
+        rows: one per configuration and trace, with ``config_key``, ``trace_key``, the
+            ``parameters`` and the ``metrics`` (lower is better, all > 0).
+        parameters: the columns that describe a configuration (kept for the figures).
+        metrics: the metric columns; each with each trace is one testcase.
+        config_key: the column naming a configuration.
+        trace_key: the column naming a trace.
+
+    Raises:
+        InvalidConfigError: a missing column, a configuration missing from a trace or
+            given twice for one, or a metric value that is not a positive number.
+    """
+    table: dict[str, dict[str, Mapping[str, Any]]] = {}
+    params: dict[str, dict[str, Any]] = {}
+    traces: list[str] = []
+    for i, row in enumerate(rows):
+        for col in (config_key, trace_key, *parameters, *metrics):
+            if col not in row:
+                raise InvalidConfigError(f"parameter study: row {i} has no column {col!r}")
+        c, t = str(row[config_key]), str(row[trace_key])
+        if t not in traces:
+            traces.append(t)
+        by_trace = table.setdefault(c, {})
+        if t in by_trace:
+            raise InvalidConfigError(f"parameter study: configuration {c!r} is given twice for trace {t!r}")
+        by_trace[t] = row
+        params[c] = {p: row[p] for p in parameters}
+    if not table:
+        raise InvalidConfigError("parameter study: no rows")
+    configs = list(table)
+    missing = [(c, t) for c in configs for t in traces if t not in table[c]]
+    if missing:
+        c, t = missing[0]
+        raise InvalidConfigError(
+            f"parameter study: configuration {c!r} has no result for trace {t!r} "
+            f"({len(missing)} configuration/trace pairs missing)"
+        )
+    testcases = [(t, m) for t in traces for m in metrics]
+    values = np.array([[float(table[c][t][m]) for t, m in testcases] for c in configs], dtype=float)
+    if not np.all(np.isfinite(values) & (values > 0)):
+        i, j = np.argwhere(~(np.isfinite(values) & (values > 0)))[0]
+        raise InvalidConfigError(
+            f"parameter study: {testcases[j][1]} of {configs[i]!r} on {testcases[j][0]!r} is "
+            f"{float(values[i, j])}; degradations need positive values"
+        )
+    degradation = 100.0 * values / values.min(axis=0) - 100.0
+    average = degradation.mean(axis=1)
+    order = np.argsort(average, kind="stable")
+    average = average[order]
+    # Ties share the better rank ("7/8" in Table 11 is two configurations of one average).
+    rank = np.searchsorted(average, average, side="left") + 1
+    ordered = [configs[i] for i in order]
+    return Ranking(
+        configs=ordered,
+        parameters={p: [params[c][p] for c in ordered] for p in parameters},
+        testcases=testcases,
+        degradation=degradation[order],
+        average=average,
+        rank=rank.astype(np.int64),
+    )
+
+
+def rank_distribution(
+    ranking: Ranking, parameter: str, bins: int = 20, bin_of: Callable[[Any], Any] | None = None
+) -> tuple[list[Any], np.ndarray]:
+    """Fig. 9 for one parameter: the share of each value in each rank bin.
+
+    Args:
+        ranking: the ranked configurations.
+        parameter: which parameter.
+        bins: equal bins of rank / count (20 gives the paper's 5 % bins).
+        bin_of: maps a value to its group (Fig. 9 groups window sizes 1-5, 6-10, ...).
+
+    Returns:
+        ``(values, shares)``: the values (groups) in first-seen order and a
+        ``(len(values), bins)`` array whose columns sum to 1 (0 for an empty bin).
+    """
+    raw = ranking.parameters.get(parameter)
+    if raw is None:
+        raise InvalidConfigError(
+            f"rank distribution: unknown parameter {parameter!r}; the ranking has "
+            f"{', '.join(ranking.parameters)}"
+        )
+    grouped = [bin_of(v) if bin_of else v for v in raw]
+    values = list(dict.fromkeys(grouped))
+    n = len(ranking)
+    b = np.minimum(((ranking.rank - 1) * bins) // max(n, 1), bins - 1)
+    counts = np.zeros((len(values), bins))
+    index = {v: i for i, v in enumerate(values)}
+    np.add.at(counts, ([index[v] for v in grouped], b), 1.0)
+    totals = counts.sum(axis=0)
+    shares = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
+    return values, shares
+
+
+def size_degradation(ranking: Ranking, parameter: str = "k") -> list[dict[str, float]]:
+    """Fig. 10: mean and standard deviation of the average degradation per window size."""
+    sizes = np.asarray(ranking.parameters[parameter])
+    out = []
+    for s in sorted(set(sizes.tolist())):
+        a = ranking.average[sizes == s]
+        out.append({"size": s, "configs": int(a.size), "mean": float(a.mean()), "std": float(a.std())})
+    return out
+
+
+def subspace_statistics(ranking: Ranking, **where: Any) -> dict[str, float]:
+    """Table 12's statistics of the average degradation within a subspace.
+
+    Raises:
+        InvalidConfigError: the subspace is empty or names an unknown parameter.
+    """
+    a = ranking.average[ranking.mask(**where)]
+    if a.size == 0:
+        raise InvalidConfigError(f"subspace {where}: no configuration of the ranking is in it")
+    return {
+        "configs": int(a.size),
+        "min": float(a.min()),
+        "max": float(a.max()),
+        "mean": float(a.mean()),
+        "std": float(a.std()),
+        "best_rank": int(ranking.rank[ranking.mask(**where)].min()),
+    }
