@@ -13,6 +13,7 @@ columns), and the figures the paper derives from it:
   values among the configurations in each 5 % bin of the ranking;
 * :func:`size_degradation` -- Fig. 10: mean and standard deviation of the average
   degradation per window size;
+* :func:`figure9` and :func:`figure10` draw them (matplotlib);
 * :func:`subspace_statistics` -- Table 12: minimum, maximum, mean and standard deviation
   of the average degradation within a subspace (e.g. ``type=all, correction=estimate,
   k=1``) beside the whole space.
@@ -43,9 +44,12 @@ from hpcgym.errors import InvalidConfigError
 __all__ = [
     "Ranking",
     "degradation_ranking",
+    "figure9",
+    "figure10",
     "rank_distribution",
     "size_degradation",
     "subspace_statistics",
+    "window_bin",
 ]
 
 
@@ -241,3 +245,53 @@ def subspace_statistics(ranking: Ranking, **where: Any) -> dict[str, float]:
         "std": float(a.std()),
         "best_rank": int(ranking.rank[ranking.mask(**where)].min()),
     }
+
+
+def window_bin(size: int, width: int = 5) -> str:
+    """Fig. 9's grouping of window sizes: ``1-5``, ``6-10``, ... (``width`` wide)."""
+    lo = (int(size) - 1) // width * width + 1
+    return f"{lo}-{lo + width - 1}"
+
+
+def figure9(ranking: Ranking, parameters: Sequence[str], bins: int = 20, size_parameter: str = "k") -> Any:
+    """Fig. 9: per parameter, the share of each value in each 5 % bin of the ranking.
+
+    One panel per parameter, stacked bars over the rank bins (best on the left), as in
+    004; window sizes are grouped in fives. Needs matplotlib (the ``plot`` extra).
+    """
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(2.6 * len(parameters), 3.2), layout="constrained")
+    axes = fig.subplots(1, len(parameters), sharey=True, squeeze=False)[0]
+    x = (np.arange(bins) + 0.5) * 100.0 / bins
+    for ax, p in zip(axes, parameters, strict=True):
+        values, shares = rank_distribution(ranking, p, bins, window_bin if p == size_parameter else None)
+        bottom = np.zeros(bins)
+        for v, s in zip(values, shares, strict=True):
+            ax.bar(x, s * 100.0, width=100.0 / bins, bottom=bottom, label=str(v), edgecolor="white", lw=0.3)
+            bottom += s * 100.0
+        ax.set_title(p)
+        ax.set_xlabel("rank [% of configurations]")
+        ax.set_xlim(0, 100)
+        ax.legend(fontsize=6, loc="lower left")
+    axes[0].set_ylabel("share of the bin [%]")
+    return fig
+
+
+def figure10(ranking: Ranking, size_parameter: str = "k") -> Any:
+    """Fig. 10: mean and standard deviation of the average degradation per window size."""
+    from matplotlib.figure import Figure
+
+    rows = size_degradation(ranking, size_parameter)
+    fig = Figure(figsize=(5, 3.2), layout="constrained")
+    ax = fig.subplots()
+    ax.errorbar(
+        [r["size"] for r in rows],
+        [r["mean"] for r in rows],
+        yerr=[r["std"] for r in rows],
+        fmt="o-",
+        capsize=2,
+    )
+    ax.set_xlabel("window size (history jobs)")
+    ax.set_ylabel("average degradation [%]")
+    return fig

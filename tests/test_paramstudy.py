@@ -74,3 +74,16 @@ def test_size_degradation_and_subspace_statistics():
 def test_bad_tables_are_named(change, message):
     with pytest.raises(InvalidConfigError, match=message):
         degradation_ranking(change(_rows()), parameters=("k", "type"))
+
+
+def test_window_bins_and_figures():
+    from hpcgym.paramstudy import figure9, figure10, window_bin
+
+    assert [window_bin(s) for s in (1, 5, 6, 30)] == ["1-5", "1-5", "6-10", "26-30"]
+    pytest.importorskip("matplotlib")
+    r = degradation_ranking(_rows(), parameters=("k", "type"))
+    fig = figure9(r, ("type", "k"), bins=3)
+    assert len(fig.axes) == 2
+    heights = [p.get_height() for p in fig.axes[0].patches]
+    assert heights == [100.0, 0.0, 0.0, 0.0, 0.0, 100.0]  # 'all' fills bin 0, 'ext' bin 2
+    assert len(figure10(r).axes) == 1
