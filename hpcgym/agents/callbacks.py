@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from hpcgym.report import json_ready
 
