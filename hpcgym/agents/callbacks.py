@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -77,11 +78,14 @@ class Validation(BaseCallback):
         self.history: list[dict[str, Any]] = []
         self.best = float("inf")
         self.easy_mean_bsld: float | None = None
+        self.seconds = 0.0
+        """Wall time spent validating (EASY's reference included)."""
 
     def _on_training_start(self) -> None:
         from hpcgym.baselines import make_policy
         from hpcgym.env import DispatchEnv, DispatcherPolicy, run_episode
 
+        t0 = time.perf_counter()
         self.env = self._make_env()
         base = self.env.unwrapped
         self.offsets = base.window_offsets(self._windows)
@@ -93,6 +97,7 @@ class Validation(BaseCallback):
             for o in self.offsets
         ]
         self.easy_mean_bsld = float(np.mean(self.easy_window_bsld))
+        self.seconds += time.perf_counter() - t0
 
     def _on_step(self) -> bool:
         if self._freq and self.num_timesteps >= self._next:
@@ -108,6 +113,7 @@ class Validation(BaseCallback):
         """Play the windows now; log, remember and (if best) save."""
         from hpcgym.env import run_episode
 
+        t0 = time.perf_counter()
         finals = [run_episode(self.env, self.model, options={"offset": o}) for o in self.offsets]
         bsld = [float(f["metrics"]["mean_bsld"]) for f in finals]
         steps = sum(f["steps"] for f in finals)
@@ -127,6 +133,7 @@ class Validation(BaseCallback):
         if row["mean_bsld"] < self.best:
             self.best = row["mean_bsld"]
             self._save_best(self.model)
+        self.seconds += time.perf_counter() - t0
         return row
 
 

@@ -419,6 +419,8 @@ class TrainResult:
         steps: training steps taken; ``invalid_steps``: how many were invalid actions
             (the environment replaced them by its fallback; masked agents have none).
         train_seconds: wall time of learning (validation and checkpoints included).
+        validation_seconds: the part of it spent on validation; ``steps_per_second``
+            of :meth:`summary` leaves it out.
         vec_env: the vector environment's class name.
     """
 
@@ -432,6 +434,7 @@ class TrainResult:
     steps: int = 0
     invalid_steps: int = 0
     train_seconds: float = 0.0
+    validation_seconds: float = 0.0
     vec_env: str = ""
 
     def summary(self) -> dict[str, Any]:
@@ -447,7 +450,8 @@ class TrainResult:
                 "invalid_steps": self.invalid_steps,
                 "invalid_rate": self.invalid_steps / max(1, self.steps),
                 "train_seconds": self.train_seconds,
-                "steps_per_second": self.steps / self.train_seconds if self.train_seconds else None,
+                "validation_seconds": self.validation_seconds,
+                "steps_per_second": self.steps / max(1e-9, self.train_seconds - self.validation_seconds),
                 "vec_env": self.vec_env,
                 "best_validation": best,
                 "easy_validation_mean_bsld": self.easy_mean_bsld,
@@ -460,8 +464,9 @@ class TrainResult:
         """A few lines for the terminal."""
         s = self.summary()
         lines = [
-            f"{s['algorithm']}: {s['timesteps']:,} steps in {s['train_seconds']:.1f} s "
-            f"({s['steps_per_second']:.0f} steps/s, {s['vec_env']})",
+            f"{s['algorithm']}: {s['timesteps']:,} steps in {s['train_seconds']:.1f} s, "
+            f"{s['validation_seconds']:.1f} s of it validating ({s['steps_per_second']:.0f} steps/s "
+            f"of training, {s['vec_env']})",
             f"invalid actions: {s['invalid_steps']:,} of {s['timesteps']:,} steps ({s['invalid_rate']:.1%}; "
             "each replaced by the environment's fallback)",
         ]
@@ -547,6 +552,7 @@ class Run:
             steps=self.counter.steps,
             invalid_steps=self.counter.invalid,
             train_seconds=seconds,
+            validation_seconds=self.validation.seconds,
             vec_env=type(self.venv).__name__,
         )
         (self.out / "training.json").write_text(to_json(result.summary()) + "\n")
