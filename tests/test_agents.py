@@ -119,9 +119,17 @@ def test_the_same_seed_trains_the_same_model(maskable_run, tmp_path: Path) -> No
         assert np.array_equal(a.detach().numpy(), b.detach().numpy())
 
 
-def test_ppo_counts_its_invalid_actions_with_two_subprocess_envs(tmp_path: Path) -> None:
-    run = train_ppo.main([*TINY, "--out", str(tmp_path / "ppo"), "--n-envs", "2"])
+def test_ppo_counts_its_invalid_actions_with_two_subprocess_envs_and_logs_them(tmp_path: Path) -> None:
+    tb = tmp_path / "tb"
+    run = train_ppo.main(
+        [*TINY, "--out", str(tmp_path / "ppo"), "--n-envs", "2", "--tensorboard-log", str(tb)]
+    )
     assert run.vec_env == "SubprocVecEnv"
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    (events,) = (tb / "ppo_1").iterdir()
+    logged = EventAccumulator(str(events)).Reload().Tags()["scalars"]
+    assert {"train/invalid_action_rate", "eval/mean_bsld", "eval/easy_mean_bsld"} <= set(logged)
     assert run.steps == 128
     # an untrained unmasked policy over 8 slots + advance often picks an empty slot
     assert 0 < run.invalid_steps <= run.steps
@@ -227,3 +235,13 @@ def test_an_unknown_machine_is_a_clean_error_of_the_script(tmp_path: Path) -> No
     )
     assert p.returncode == 2 and "train_maskable_ppo: error:" in p.stderr and "eurara" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def test_validation_windows_that_do_not_fit_the_split_name_the_flag(tmp_path: Path) -> None:
+    from importlib import resources
+
+    sample = str(resources.files("hpcgym.data").joinpath("examples/eurora-sample.csv"))
+    args = train_maskable_ppo.Args(machine="eurora", trace=sample, window_jobs=64, out=str(tmp_path / "x"))
+    with pytest.raises(InvalidConfigError, match="--eval-window-jobs: validation windows of 64 jobs"):
+        train_maskable_ppo.train(args)
+    assert not (tmp_path / "x").exists()  # refused before anything was written

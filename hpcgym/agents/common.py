@@ -495,6 +495,7 @@ class Run:
     def __init__(self, args: TrainArgs, algorithm: str) -> None:
         self.args = args
         self.algorithm = algorithm
+        self.eval_window_jobs = args.eval_window_jobs or args.window_jobs
         self.out = Path(args.out if args.out is not None else f"runs/{algorithm}-seed{args.seed}")
         seed_everything(args.seed, args.torch_threads)
         # one environment here: checks the trace and window before workers start, and
@@ -502,6 +503,13 @@ class Run:
         probe = make_env(args, "train")
         self.metadata = model_metadata(algorithm, args, probe)
         probe.close()
+        try:
+            self.validation_env = make_env(args, "validation", window_jobs=self.eval_window_jobs)
+        except InvalidConfigError as err:
+            raise InvalidConfigError(
+                f"--eval-window-jobs: validation windows of {self.eval_window_jobs} jobs: {err}; give "
+                "a smaller --eval-window-jobs"
+            ) from err
         self.out.mkdir(parents=True, exist_ok=True)
         self.venv = make_vec_env(args)
         self._t0 = 0.0
@@ -518,7 +526,7 @@ class Run:
 
         self.counter = cb.InvalidActionCounter()
         self.validation = cb.Validation(
-            lambda: make_env(a, "validation", window_jobs=a.eval_window_jobs or a.window_jobs),
+            lambda: self.validation_env,
             a.eval_windows,
             a.eval_freq,
             lambda model: save(model, self.out / "best_model.zip"),
