@@ -96,13 +96,13 @@ class TrainArgs:
     total_timesteps: int = 100_000
     """environment steps to train for, summed over the environments"""
     out: str | None = None
-    """folder of the models, checkpoints and training.json (default: runs/ALGORITHM-seedSEED)"""
+    """folder of the models, checkpoints and training.json; None: runs/ALGORITHM-seedSEED"""
     n_envs: int = 1
     """training environments: 1 in this process (DummyVecEnv), more in one process each (SubprocVecEnv)"""
     torch_threads: int = 1
     """torch CPU threads"""
     tensorboard_log: str | None = None
-    """write TensorBoard logs into this folder (default: none)"""
+    """write TensorBoard logs into this folder; None: no logs"""
     progress_bar: bool = True
     """show a progress bar of the timesteps"""
     verbose: int = 0
@@ -111,23 +111,23 @@ class TrainArgs:
     env_id: str = "hpcgym/Dispatch-v1"
     """registered environment id (hpcgym/DispatchBackfill-v1, hpcgym/DispatchPolicy-v1, ...)"""
     trace: str | None = None
-    """SWF trace or job table (.csv, .csv.gz, .parquet; default: the bundled SDSC-SP2 slice)"""
+    """SWF trace or job table (.csv, .csv.gz, .parquet); None: the bundled SDSC-SP2 slice"""
     machine: str | None = None
-    """machine preset or TOML file, e.g. eurora (default: the trace's own machine)"""
+    """machine preset or TOML file, e.g. eurora; None: the trace's own machine"""
     procs: int | None = None
-    """machine size in processors of an SWF trace (default: the trace's, as for simulate)"""
+    """machine size in processors of an SWF trace; None: the trace's, as for simulate"""
     window_jobs: int = 256
     """jobs per training episode (a window of the train split)"""
     window_size: int = 64
     """K, the waiting jobs the agent sees and chooses among"""
     backfill: Literal["none", "easy"] | None = None
-    """'easy': a chosen job that does not fit gets EASY's reservation (default: the env id's)"""
+    """'easy': a chosen job that does not fit gets EASY's reservation; None: the env id's"""
     reward: str = "bsld"
     """reward name (bsld, bsld-sparse, wait)"""
     observations: tuple[str, ...] | None = None
-    """observation parts by name (default: the environment's)"""
+    """observation parts by name; None: the environment's"""
     predictor: str | None = None
-    """runtime predictor the agent sees (default: walltime, the user estimate)"""
+    """runtime predictor the agent sees; None: walltime, the user estimate"""
     invalid_penalty: float = 0.0
     """subtracted from the reward of an invalid action"""
     # ---- PPO
@@ -153,7 +153,7 @@ class TrainArgs:
     eval_windows: int = 5
     """validation windows (non-overlapping, evenly spaced in the validation split)"""
     eval_window_jobs: int | None = None
-    """jobs per validation window (default: window_jobs)"""
+    """jobs per validation window; None: window_jobs"""
     checkpoint_freq: int = 0
     """save a checkpoint every this many timesteps (0: none)"""
 

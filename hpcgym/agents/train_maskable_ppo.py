@@ -23,7 +23,7 @@ Usage::
 
     hpcgym train maskable-ppo --total-timesteps 2048 --out runs/quick
     hpcgym train maskable-ppo --backfill easy --n-envs 2 --tensorboard-log tb --out runs/bf
-    python -m hpcgym.agents.train_maskable_ppo --machine eurora --trace jobs.csv --window-jobs 64
+    python -m hpcgym.agents.train_maskable_ppo --machine eurora --trace jobs.csv --window-jobs 50
 
 Python::
 
