@@ -10,6 +10,8 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("tyro")
@@ -245,3 +247,44 @@ def test_validation_windows_that_do_not_fit_the_split_name_the_flag(tmp_path: Pa
     with pytest.raises(InvalidConfigError, match="--eval-window-jobs: validation windows of 64 jobs"):
         train_maskable_ppo.train(args)
     assert not (tmp_path / "x").exists()  # refused before anything was written
+
+
+@given(
+    recorded=st.fixed_dictionaries(
+        {"window_size": st.integers(1, 4), "backfill": st.sampled_from(["none", "easy"])}
+    ),
+    explicit=st.dictionaries(
+        st.sampled_from(["window_size", "backfill", "reward", "predictor"]),
+        st.sampled_from([1, 2, "none", "easy", "bsld", "wait", "walltime"]),
+        max_size=4,
+    ),
+)
+@settings(max_examples=60, deadline=None)
+def test_explicit_env_arguments_override_the_model_unless_they_contradict_it(recorded, explicit) -> None:
+    from hpcgym.evaluate import Candidate, agent_env_kwargs
+
+    meta = {
+        "env": {
+            "kwargs": {
+                **recorded,
+                "reward": "bsld",
+                "predictor": "user-avg",
+                "split_fractions": [0.7, 0.15, 0.15],
+                "trace": None,
+                "window_jobs": 99,
+            }
+        }
+    }
+    c = Candidate("m", "agent", metadata=meta)
+    clash = [k for k in ("window_size", "backfill") if k in explicit and explicit[k] != recorded[k]]
+    if clash:
+        with pytest.raises(InvalidConfigError, match="contradicts the model 'm'"):
+            agent_env_kwargs(c, explicit, None, (0.7, 0.15, 0.15))
+        return
+    predictor, kw = agent_env_kwargs(c, explicit, None, (0.7, 0.15, 0.15))
+    assert predictor == explicit.get("predictor", "user-avg")
+    assert kw["reward"] == explicit.get("reward", "bsld")
+    assert {k: kw[k] for k in recorded} == recorded
+    assert "window_jobs" not in kw and "split_fractions" not in kw  # the evaluator's to set
+    # an explicit predictor argument of evaluate() wins over both
+    assert agent_env_kwargs(c, explicit, "real", (0.7, 0.15, 0.15))[0] == "real"
