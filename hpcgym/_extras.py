@@ -21,7 +21,7 @@ from hpcgym.errors import InvalidConfigError, MissingExtraError
 
 EXTRAS: dict[str, tuple[str, ...]] = {
     "plot": ("matplotlib",),
-    "rl": ("torch", "stable_baselines3", "sb3_contrib"),
+    "rl": ("torch", "stable_baselines3", "sb3_contrib", "tyro"),
     "cp": ("ortools",),
 }
 """The optional extras of ``pyproject.toml`` and the modules each provides."""
