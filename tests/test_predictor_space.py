@@ -411,3 +411,17 @@ def test_engine_runs_are_valid_and_repeatable(data, config):
     assert runs[0].prediction_changes == runs[1].prediction_changes
     assert np.all(runs[0].start >= w.submit)
     assert all(p >= 0 for _, _, p in runs[0].prediction_changes)
+
+
+def test_cli_prints_the_space_and_a_seeded_sample(capsys):
+    import json
+
+    from hpcgym.cli import main
+
+    assert main(["predictors", "--sample", "5", "--seed", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [str(c) for c in sample_predictor_space(5, seed=2)]
+    assert main(["predictors", "--space"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 8640 and lines[0] == str(next(predictor_space()))
+    assert main(["predictors", "--sample", "9000"]) == 2
+    assert "exceeds the space's 8640 configurations" in capsys.readouterr().err
