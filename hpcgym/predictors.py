@@ -47,6 +47,13 @@ first and correction last, so ``+pcor`` corrects the scaled prediction.
 >>> p = make_predictor("user-avg:k=3+pcor")
 >>> p.name, p.corrects
 ('user-avg:k=3+pcor', True)
+
+004 section 7's 8,640 configurations of EASY++'s predictor are ``user-history:...``
+names (:class:`UserHistoryConfig`, :class:`UserHistory`); :func:`predictor_space` and
+:func:`sample_predictor_space` enumerate and sample them for parameter studies:
+
+>>> make_predictor("user-history:k=1,metric=max").name
+'user-history:k=1,type=all,fullness=partial,metric=max,fallback=estimate,propagation=no,correction=estimate'
 """
 
 from __future__ import annotations
@@ -639,12 +646,13 @@ class UserHistory(Predictor):
         else:
             key = self._ends
             self._ends += 1
+        changed = True
         if not keys or key > keys[-1]:  # the usual case: the newest so far
             keys.append(key)
             runs.append(runtime)
             ests.append(est)
         elif len(keys) == self._k and key < keys[0]:
-            pass  # older than every job the window holds
+            changed = False  # older than every job the window holds
         else:
             i = bisect.bisect(keys, key)
             keys.insert(i, key)
@@ -653,20 +661,39 @@ class UserHistory(Predictor):
         if len(keys) > self._k:
             del keys[0], runs[0], ests[0]
         if self._relative and est > 0:
+            changed = True
             ratio = self._ratio.get(u)
             if ratio is None:
                 self._ratio[u] = [runtime / est, 1.0]
             else:
                 ratio[0] += runtime / est
                 ratio[1] += 1.0
-        if self._propagate:
-            waiting = self._waiting.get(u)
-            if waiting:
-                pred = self.prediction
-                for w in waiting:
-                    p = self.predict(w)
-                    if p != pred[w]:
-                        self.revise(w, now, p)
+        if self._propagate and changed:
+            self._propagate_end(u, est, now)
+
+    def _propagate_end(self, user: int, est: float, now: float) -> None:
+        """Re-predict ``user``'s waiting jobs after one of the user's jobs (estimate ``est``) ended.
+
+        A prediction depends on the job only through its user and estimate, so it is
+        computed once per estimate; with ``type=extended`` (and no relative fallback)
+        only the jobs with the ended job's estimate can change.
+        """
+        waiting = self._waiting.get(user)
+        if not waiting:
+            return
+        pred = self.prediction
+        est_of = self._est
+        only_same = self._extended and not self._relative
+        memo: dict[float, float] = {}
+        for w in waiting:
+            e = est_of[w]
+            if only_same and e != est:
+                continue
+            p = memo.get(e)
+            if p is None:
+                p = memo[e] = self.predict(w)
+            if p != pred[w]:
+                self.revise(w, now, p)
 
     def on_expire(self, job: int, now: float, elapsed: float) -> float:
         if self._steps is None:
