@@ -27,7 +27,7 @@ from hpcgym.workload import Workload, read_swf
 TRACES = ("SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz")
 REPEATS = 3
 SPACE_CONFIGS = (
-    "user-history",  # EASY++'s own predictor, as a point of the space
+    "user-history:correction=estimate",  # EASY++'s own predictor, as a point of the space
     "user-history:k=11,type=all,fullness=partial,metric=avg,fallback=estimate,propagation=yes,correction=estimate",
     "user-history:k=26,type=all,fullness=full,metric=min,fallback=estimate,propagation=no,correction=gradual",
     "user-history:k=30,type=extended,fullness=partial,metric=median,fallback=relative,propagation=yes,"

@@ -53,7 +53,7 @@ names (:class:`UserHistoryConfig`, :class:`UserHistory`); :func:`predictor_space
 :func:`sample_predictor_space` enumerate and sample them for parameter studies:
 
 >>> make_predictor("user-history:k=1,metric=max").name
-'user-history:k=1,type=all,fullness=partial,metric=max,fallback=estimate,propagation=no,correction=estimate'
+'user-history:k=1,metric=max'
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ import bisect
 import functools
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -278,8 +278,10 @@ class UserHistoryConfig:
     predictor everywhere a predictor is named (``--predictor``, ``make_predictor``) and
     :meth:`parse` reads it back; values are case-insensitive and the paper's
     abbreviations are accepted (``imm``, ``ext``, ``med``, ``est``, ``rel``, ``exp``,
-    ``average``, ...). Omitted parameters take the defaults below, which are EASY++'s
-    predictor (``user-avg+pcor``).
+    ``average``, ...). Omitted parameters take the defaults below, ``user-avg``'s
+    (``user-history`` is ``user-avg``, ``user-history:correction=estimate`` is EASY++'s
+    ``user-avg+pcor``); ``str(config)`` lists only the parameters that differ from them,
+    so one configuration has one name however it was spelt.
 
     Attributes:
         k: window size: how many history jobs (004: 1-30; any positive integer here).
@@ -307,13 +309,14 @@ class UserHistoryConfig:
             :class:`CorrectionSteps`): ``estimate`` (jump to the estimate; 004 section
             3.2, the ``+pcor`` modifier), ``gradual`` (1 min, 15 min, 30 min, 1 h, ...
             added each time) or ``exponential`` (20 % added each time, at least 1 min);
-            ``none`` (outside 004's space) keeps the prediction, as ``user-avg`` alone.
+            ``none`` (the default; outside 004's space) keeps the prediction, as
+            ``user-avg`` does, and leaves correction to the policy preset or ``+pcor``.
         order: ``submit`` (004's "most recently submitted (and already terminated)")
             or ``end`` (most recently terminated); outside 004's space.
 
-    >>> c = UserHistoryConfig.parse("user-history:k=3,type=ext,metric=MED,propagation=yes")
+    >>> c = UserHistoryConfig.parse("user-history:k=3,type=ext,metric=MED,propagation=yes,correction=est")
     >>> str(c)
-    'user-history:k=3,type=extended,fullness=partial,metric=median,fallback=estimate,propagation=yes,correction=estimate'
+    'user-history:k=3,type=extended,metric=median,propagation=yes,correction=estimate'
     >>> UserHistoryConfig.parse(str(c)) == c, c.in_space
     (True, True)
     """
@@ -324,7 +327,7 @@ class UserHistoryConfig:
     metric: str = "avg"
     fallback: str = "estimate"
     propagation: bool = False
-    correction: str = "estimate"
+    correction: str = "none"
     order: str = "submit"
 
     def __post_init__(self) -> None:
@@ -343,18 +346,12 @@ class UserHistoryConfig:
             raise InvalidConfigError(f"user-history: order must be submit | end, got {self.order!r}")
 
     def __str__(self) -> str:
-        parts = [
-            f"k={self.k}",
-            f"type={self.type}",
-            f"fullness={self.fullness}",
-            f"metric={self.metric}",
-            f"fallback={self.fallback}",
-            f"propagation={'yes' if self.propagation else 'no'}",
-            f"correction={self.correction}",
-        ]
-        if self.order != "submit":
-            parts.append(f"order={self.order}")
-        return "user-history:" + ",".join(parts)
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value != f.default:
+                parts.append(f"{f.name}={('yes' if value else 'no') if f.name == 'propagation' else value}")
+        return "user-history" + (":" + ",".join(parts) if parts else "")
 
     @classmethod
     def parse(cls, text: str) -> UserHistoryConfig:
@@ -420,7 +417,7 @@ def predictor_space(**values: Iterable[Any]) -> Iterator[UserHistoryConfig]:
     8640
     >>> [str(c) for c in predictor_space(correction=["estimate"], fallback=["estimate"],
     ...     propagation=[False], fullness=["partial"], metric=["avg"], type=["all"], k=[2])]
-    ['user-history:k=2,type=all,fullness=partial,metric=avg,fallback=estimate,propagation=no,correction=estimate']
+    ['user-history:correction=estimate']
     """
     unknown = set(values) - set(PREDICTOR_SPACE)
     if unknown:
@@ -554,10 +551,11 @@ class UserHistory(Predictor):
     Cost: O(k) per submission and termination (a sorted list of at most ``k`` run
     times per user, or per user and estimate); ``propagation=yes`` adds O(k) per waiting
     job of the terminating user. The default configuration predicts exactly as
-    ``user-avg+pcor`` (EASY++'s predictor) does, float for float.
+    ``user-avg`` does (``correction=estimate``: as ``user-avg+pcor``, EASY++'s predictor),
+    float for float.
 
     Args:
-        config: the configuration (default: EASY++'s).
+        config: the configuration (default: ``user-avg``'s).
 
     >>> from types import SimpleNamespace
     >>> p = UserHistory(UserHistoryConfig(k=3, metric="max"))
@@ -719,8 +717,8 @@ class LastKUserAverage(UserHistory):
     above the estimate is replaced by the estimate ("the job would be killed anyway").
     The prediction is made once, at submission; later terminations do not change it
     (004 section 7: no "propagation"). It is :class:`UserHistory` with
-    ``metric=avg, fallback=estimate, propagation=no, correction=none``; ``+pcor`` adds
-    ``correction=estimate`` (``user-avg+pcor`` predicts as ``user-history:k=2``).
+    ``metric=avg, fallback=estimate, propagation=no, correction=none`` (``user-avg``
+    predicts as ``user-history``, ``user-avg+pcor`` as ``user-history:correction=estimate``).
 
     Choices where the paper leaves a detail open:
 
@@ -1236,7 +1234,7 @@ def _user_history(
     metric: str = "avg",
     fallback: str = "estimate",
     propagation: bool | str = False,
-    correction: str = "estimate",
+    correction: str = "none",
     order: str = "submit",
 ) -> UserHistory:
     """``user-history:key=value,...``: :class:`UserHistory` of that :class:`UserHistoryConfig`."""
@@ -1250,7 +1248,7 @@ register_predictor(
     _user_history,
     "004 s.7's predictor space: k=1..30, type=all|immediate|extended, fullness=partial|full, "
     "metric=avg|median|min|max, fallback=estimate|relative, propagation=no|yes, "
-    "correction=estimate|gradual|exponential|none (defaults: EASY++'s user-avg+pcor)",
+    "correction=none|estimate|gradual|exponential (defaults: user-avg's)",
     aliases=("history",),
 )
 register_predictor(

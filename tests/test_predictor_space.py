@@ -204,6 +204,9 @@ def test_correction_steps_match_the_pcor_wrapper_float_for_float():
         ("easy++", None, "user-history:k=2,type=all,fullness=partial,metric=avg,correction=estimate"),
         ("easy+", None, "user-history:k=2,correction=est"),
         ("easy", "user-avg", "user-history:correction=none"),
+        ("easy", "user-avg", "user-history"),
+        ("easy", "user-avg+pcor", "user-history:correction=estimate"),
+        ("easy", "user-avg+pcor", "user-history+pcor"),
         ("easy", "user-avg-imm", "user-history:type=immediate,correction=none"),
         ("x2+", None, "user-history:correction=none"),  # x2+ corrects the doubled prediction
         ("easy++", "user-avg:k=4,full=true,order=end", "user-history:k=4,fullness=full,order=end"),
@@ -235,6 +238,12 @@ def test_string_form_round_trips(config):
     assert UserHistoryConfig.parse(str(config)) == config
     p = make_predictor(str(config))
     assert isinstance(p, UserHistory) and p.config == config and p.name == str(config)
+
+
+def test_the_name_lists_only_what_differs_from_user_avg():
+    assert str(UserHistoryConfig()) == "user-history" == make_predictor("user-history").name
+    assert str(UserHistoryConfig(k=3, correction="est")) == "user-history:k=3,correction=estimate"
+    assert make_predictor("history:correction=none,k=2+pcor").name == "user-history+pcor"
 
 
 def test_aliases_and_spellings_name_one_configuration():
@@ -299,7 +308,8 @@ def test_the_space_has_004s_8640_configurations():
     configs = list(predictor_space())
     assert len(configs) == 8640 == len(set(configs)) == int(np.prod(sizes))
     assert all(c.in_space for c in configs)
-    assert UserHistoryConfig() in set(configs)  # EASY++'s predictor
+    assert UserHistoryConfig(correction="estimate") in set(configs)  # EASY++'s predictor
+    assert UserHistoryConfig() not in set(configs)  # user-avg's: no correction
 
 
 def test_space_restriction_and_errors():
