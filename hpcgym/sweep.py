@@ -915,7 +915,7 @@ def write_figures(spec: SweepSpec, rows: Sequence[Mapping[str, Any]], folder: Pa
     from hpcgym._extras import require
 
     require("plot", what=f"plot = {spec.plot!r}")
-    path = folder / f"{spec.name}-load.png"
+    path = folder / "wait_bsld_vs_load.png"
     load_figure(rows, title=f"{spec.name}: wait and bounded slowdown against offered load").savefig(
         path, dpi=100
     )
