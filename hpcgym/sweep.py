@@ -115,6 +115,8 @@ SPEC_KEYS = {
     "name": "the sweep's name (default: the spec file's stem)",
     "dispatchers": "dispatcher presets, NAME[:key=value,...] (hpcgym policies)",
     "predictors": 'predictor strings (hpcgym predictors); "preset" is the dispatcher\'s own',
+    "predictor_grid": "tables of a predictor name and lists of its parameters' values; their product "
+    "is added to predictors",
     "traces": 'SWF traces (paths relative to the current folder) or "bundled"',
     "loads": "offered-load factors: inter-arrival times are divided by each",
     "offered_loads": "target offered loads (0.8 = 80 %), turned into a load factor per trace",
@@ -169,7 +171,12 @@ class SweepSpec:
         dispatchers: dispatcher presets, ``NAME[:key=value,...]`` (``hpcgym policies``).
         traces: SWF paths (relative to the current folder) or ``"bundled"``.
         predictors: predictor strings (``hpcgym predictors``, ``NAME:key=value``);
-            ``"preset"`` is the dispatcher's own predictor.
+            ``"preset"`` is the dispatcher's own predictor (the default when neither this
+            nor ``predictor_grid`` is given).
+        predictor_grid: tables such as ``{"name": "user-avg", "k": [1, 2], "full": [true,
+            false]}``: the product of each table's parameter values, as
+            ``NAME:key=value,...`` strings in the table's key order, is added to
+            ``predictors`` (:func:`predictor_grid_names`).
         loads: offered-load factors (inter-arrival times are divided by each).
         offered_loads: target offered loads (fractions of the machine); when given they
             replace ``loads`` with one factor per trace (see :func:`offered_load`).
@@ -189,7 +196,8 @@ class SweepSpec:
 
     dispatchers: tuple[str, ...]
     traces: tuple[str, ...]
-    predictors: tuple[str, ...] = (PRESET_PREDICTOR,)
+    predictors: tuple[str, ...] = ()
+    predictor_grid: tuple[Mapping[str, Any], ...] = ()
     loads: tuple[float, ...] = (1.0,)
     offered_loads: tuple[float, ...] = ()
     seeds: tuple[int, ...] = (0,)
@@ -212,8 +220,19 @@ class SweepSpec:
         from hpcgym.baselines import preset_predictor, resolve_policy_name
         from hpcgym.baselines.dispatchers import EXTRA_RULES
 
-        for key in ("dispatchers", "traces", "predictors", "loads", "offered_loads", "seeds"):
+        for key in (
+            "dispatchers",
+            "traces",
+            "predictors",
+            "predictor_grid",
+            "loads",
+            "offered_loads",
+            "seeds",
+        ):
             object.__setattr__(self, key, _as_tuple(getattr(self, key)))
+        grid = predictor_grid_names(self.predictor_grid, self.source)
+        predictors = self.predictors + tuple(grid)
+        object.__setattr__(self, "predictors", predictors or (PRESET_PREDICTOR,))
         for key in ("dispatchers", "traces", "predictors"):
             values = getattr(self, key)
             if not values:
@@ -316,6 +335,37 @@ class SweepSpec:
         if isinstance(data, Mapping):
             data = {"name": p.stem, **data, **overrides}
         return cls.from_mapping(data, source=str(p))
+
+
+def predictor_grid_names(grid: Iterable[Mapping[str, Any]], source: str = "flags") -> list[str]:
+    """The predictor strings of ``predictor_grid`` tables: each table's parameter product.
+
+    >>> predictor_grid_names([{"name": "user-avg", "k": [1, 2], "full": [True, False]}])
+    ['user-avg:k=1,full=true', 'user-avg:k=1,full=false', 'user-avg:k=2,full=true', 'user-avg:k=2,full=false']
+
+    Raises:
+        InvalidConfigError: a table without a ``name`` or with an empty list; the message
+            names the source and ``predictor_grid``.
+    """
+    import itertools
+
+    out: list[str] = []
+    for i, table in enumerate(grid):
+        where = f"{source}: predictor_grid[{i}]"
+        if not isinstance(table, Mapping) or not isinstance(table.get("name"), str):
+            raise InvalidConfigError(f'{where}: a table with a predictor name (name = "user-avg") and lists')
+        keys = [k for k in table if k != "name"]
+        values = [_as_tuple(table[k]) for k in keys]
+        empty = [k for k, v in zip(keys, values, strict=True) if not v]
+        if empty:
+            raise InvalidConfigError(f"{where}: {empty[0]}: give at least one value")
+        for combo in itertools.product(*values):
+            params = ",".join(
+                f"{k}={str(v).lower() if isinstance(v, bool) else v}"
+                for k, v in zip(keys, combo, strict=True)
+            )
+            out.append(f"{table['name']}:{params}" if params else table["name"])
+    return out
 
 
 def offered_load(workload: Workload) -> float:

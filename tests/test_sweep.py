@@ -276,3 +276,20 @@ def test_load_study_preset_and_figure(tmp_path: Path) -> None:
     axes = fig.get_axes()
     assert len(axes) == 2 and all(ax.get_yscale() == "log" for ax in axes)
     assert len(axes[0].get_lines()) == 3  # one line per dispatcher
+
+
+def test_predictor_grid_adds_the_product_of_its_parameters(tmp_path: Path) -> None:
+    text = 'dispatchers = ["easy++"]\ntraces = ["bundled"]\n'
+    text += '[[predictor_grid]]\nname = "user-avg"\nk = [1, 2]\nfull = [true, false]\n'
+    spec = SweepSpec.from_file(write_spec(tmp_path, text))
+    assert spec.predictors == (
+        "user-avg:k=1,full=true",
+        "user-avg:k=1,full=false",
+        "user-avg:k=2,full=true",
+        "user-avg:k=2,full=false",
+    )
+    assert len(expand(spec)) == 4
+    with pytest.raises(InvalidConfigError, match=r"predictors: .*nosuch"):
+        SweepSpec.from_file(write_spec(tmp_path, text + "nosuch = [1]\n"))
+    with pytest.raises(InvalidConfigError, match=r"predictor_grid\[0\]: k: give at least one"):
+        SweepSpec.from_file(write_spec(tmp_path, text.replace("k = [1, 2]", "k = []")))
