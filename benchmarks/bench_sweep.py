@@ -12,7 +12,9 @@ of :func:`hpcgym.sweep.run_sweep` with the trace read beforehand:
 3. Ray on every core (when the ``ray`` extra is installed), including Ray's start-up.
 
 Parallel efficiency = time of 1 / (cores x time of 2 or 3). Targets of issue 14: >= 85 %
-on 2 cores and >= 20 full SDSC-SP2 simulations per core-minute.
+on 2 cores and >= 20 full SDSC-SP2 simulations per core-minute. Wall-clock figures need a
+quiet machine; ``sims_per_cpu_minute`` (from each run's CPU seconds) and the 1-minute
+``load_average`` at the end of each way say how far another load skewed them.
 """
 
 from __future__ import annotations
@@ -69,6 +71,9 @@ def run(traces_dir: Path) -> list[dict]:
                 "sims_per_core_minute": 60.0 * n / (seconds * workers),
                 "efficiency": single / (workers * seconds),
                 "mean_sim_seconds": float(np.mean([r["sim_seconds"] for r in result.rows])),
+                "mean_cpu_seconds": float(np.mean([r["cpu_seconds"] for r in result.rows])),
+                "sims_per_cpu_minute": 60.0 / float(np.mean([r["cpu_seconds"] for r in result.rows])),
+                "load_average": os.getloadavg()[0],
             }
         )
     return rows

@@ -105,8 +105,11 @@ RESULT_COLUMNS = (
 )
 """What a run measured (``jobs_dropped``: dropped while reading the trace, by its load report)."""
 
-TIMING_COLUMNS = ("sim_seconds", "run_seconds")
-"""Wall-clock columns: the only ones that differ between two runs of one configuration."""
+TIMING_COLUMNS = ("sim_seconds", "run_seconds", "cpu_seconds")
+"""Timing columns, the only ones that differ between two runs of one configuration: the
+engine's simulation seconds, the run's wall-clock seconds (scaling the load, simulating,
+the metrics) and the CPU seconds of its process over the same span (on a machine shared
+with other work, the run's own cost)."""
 
 COLUMNS = PARAMETER_COLUMNS + RESULT_COLUMNS + TIMING_COLUMNS
 """The columns of a sweep's results table, in order."""
@@ -557,7 +560,7 @@ def run_one(workload: Workload, cfg: RunConfig, options: Mapping[str, Any]) -> d
     """Simulate one configuration on its (unscaled) trace; the row of :data:`COLUMNS`."""
     from hpcgym.runner import run_policy
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     w = workload.scale_load(cfg.load)
     result = run_policy(
         w,
@@ -590,6 +593,7 @@ def run_one(workload: Workload, cfg: RunConfig, options: Mapping[str, Any]) -> d
         row.setdefault(col, r.get(col))
     row["sim_seconds"] = r["sim_seconds"]
     row["run_seconds"] = time.perf_counter() - t0
+    row["cpu_seconds"] = time.process_time() - c0
     return row
 
 
@@ -1010,6 +1014,13 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--processes", type=int, default=None, help="local workers (default: one per core)")
     p.add_argument("--max-runs", type=int, default=None, help="stop after this many new runs (resume later)")
     p.add_argument("-o", "--out", type=Path, default=None, help="output folder (default: sweep-NAME)")
+    p.add_argument(
+        "--plot",
+        type=Path,
+        default=None,
+        metavar="FILE.png",
+        help="also write the wait and bounded slowdown against offered load figure to this file",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the run count and an estimated time")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
@@ -1059,6 +1070,12 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
 
 def _sweep(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
+    if args.plot is not None:
+        from hpcgym._extras import require
+
+        require("plot", what="--plot")
+        if not args.plot.parent.is_dir() and str(args.plot.parent):
+            raise InvalidConfigError(f"--plot {args.plot}: no such directory: {args.plot.parent}")
     out = args.out if args.out is not None else Path(f"sweep-{spec.name}")
     table = out / "results.csv"
     workers = args.processes or os.cpu_count() or 1
@@ -1093,6 +1110,10 @@ def _sweep(args: argparse.Namespace) -> int:
         )
         return 130
     written = write_figures(spec, result.rows, out)
+    if args.plot is not None and result.rows:
+        title = f"{spec.name}: wait and bounded slowdown against offered load"
+        load_figure(result.rows, title=title).savefig(args.plot, dpi=100)
+        written.append(args.plot)
     for path in (table, *written):
         print(f"wrote {path}", file=sys.stderr)
     left = result.total - result.skipped - result.ran

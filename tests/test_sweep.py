@@ -190,8 +190,10 @@ def test_cli_run_writes_table_and_resumes(tmp_path: Path, capsys: pytest.Capture
     args += ["--loads", "1,1.2", "-o", str(tmp_path / "out"), "--no-progress", "--processes", "1"]
     assert main([*args, "--max-runs", "3"]) == 0
     assert "1 left (run again to resume)" in capsys.readouterr().out
-    assert main(args) == 0
+    pytest.importorskip("matplotlib")
+    assert main([*args, "--plot", str(tmp_path / "load.png")]) == 0
     assert "3 already done, 1 run now" in capsys.readouterr().out
+    assert (tmp_path / "load.png").stat().st_size > 0
     rows = read_results(tmp_path / "out" / "results.csv")
     assert [r["policy"] for r in rows].count("fcfs") == 2 and len(rows) == 4
     assert list(rows[0]) == list(COLUMNS)
