@@ -887,8 +887,11 @@ def estimate(spec: SweepSpec, out: str | os.PathLike[str] | None, *, workers: in
     """Runs, finished runs and an estimated time for ``spec``, from one timed run (nothing written).
 
     The first pending run (else the first run) is simulated once in this process; its
-    seconds per job times the jobs of each pending run's trace, summed, is the
-    single-core estimate; divided by ``workers`` the wall-clock one.
+    CPU seconds per job (``cpu_seconds``: what the run costs a core of its own, even on a
+    machine busy with other work) times the jobs of each pending run's trace, summed, is
+    the core-seconds estimate; divided by ``workers`` the wall-clock one, for workers
+    with a core each. Runs whose dispatcher or predictor costs more per job than the
+    timed one (a CP dispatcher, a long predictor window) take longer than estimated.
     """
     traces = load_traces(spec)
     runs = expand(spec, {t: offered_load(w) for t, w in traces.items()})
@@ -905,14 +908,16 @@ def estimate(spec: SweepSpec, out: str | os.PathLike[str] | None, *, workers: in
         load_kernels()  # not part of the timed run
     probe = pending[0] if pending else runs[0]
     row = run_one(traces[probe.trace], probe, options)
-    per_job = row["run_seconds"] / max(1, len(traces[probe.trace]))
+    per_job = row["cpu_seconds"] / max(1, len(traces[probe.trace]))
     core_seconds = sum(per_job * len(traces[cfg.trace]) for cfg in pending)
     return {
         "name": spec.name,
         "runs": len(runs),
         "done": len(runs) - len(pending),
         "pending": len(pending),
-        "timed_run": {k: row[k] for k in ("trace", "dispatcher", "predictor", "load", "run_seconds")},
+        "timed_run": {
+            k: row[k] for k in ("trace", "dispatcher", "predictor", "load", "run_seconds", "cpu_seconds")
+        },
         "seconds_per_job": per_job,
         "core_seconds": core_seconds,
         "workers": workers,
@@ -1090,7 +1095,7 @@ def _sweep(args: argparse.Namespace) -> int:
                 f"{est['name']}: {est['runs']} runs, {est['done']} already in {table}, "
                 f"{est['pending']} to run; "
                 f"about {est['core_seconds'] / 60:.1f} core-minutes, {est['wall_seconds'] / 60:.1f} min "
-                f"on {workers} workers (one run timed: {est['seconds_per_job'] * 1e6:.1f} µs per job)"
+                f"on {workers} workers (one run timed: {est['seconds_per_job'] * 1e6:.1f} CPU-µs per job)"
             )
         return 0
     try:
