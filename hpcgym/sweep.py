@@ -749,13 +749,15 @@ def _ray(
 
     started = False
     if not ray.is_initialized():
-        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
         if address is None:
-            kwargs["num_cpus"] = processes or os.cpu_count() or 1
-            kwargs["object_store_memory"] = 200 * 1024 * 1024
-        else:
-            kwargs["address"] = address
-        ray.init(**kwargs)
+            ray.init(
+                num_cpus=processes or os.cpu_count() or 1,
+                object_store_memory=200 * 1024 * 1024,
+                include_dashboard=False,
+                log_to_driver=False,
+            )
+        else:  # an existing cluster: its own settings; Ray refuses resource arguments here
+            ray.init(address=address)
         started = True
     try:
         refs = {t: ray.put(w) for t, w in traces.items()}
