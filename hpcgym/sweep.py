@@ -871,6 +871,10 @@ def run_sweep(
             rows: Iterable[dict[str, Any]] = _ray(loaded, pending, options, address, processes)
         else:
             procs = min(processes or os.cpu_count() or 1, len(pending))
+            if procs <= 1:
+                from hpcgym.baselines._kernels import load_kernels
+
+                load_kernels()  # as the pool's workers do, before the first run's clock
             rows = _local(loaded, pending, options, procs)
         try:
             for row in rows:
