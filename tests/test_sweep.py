@@ -295,3 +295,27 @@ def test_predictor_grid_adds_the_product_of_its_parameters(tmp_path: Path) -> No
         SweepSpec.from_file(write_spec(tmp_path, text + "nosuch = [1]\n"))
     with pytest.raises(InvalidConfigError, match=r"predictor_grid\[0\]: k: give at least one"):
         SweepSpec.from_file(write_spec(tmp_path, text.replace("k = [1, 2]", "k = []")))
+
+
+def test_without_ray_the_ray_backend_names_the_extra(
+    spec: SweepSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from hpcgym.errors import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if not installed
+    with pytest.raises(MissingExtraError, match=r"hpcgym\[ray\]"):
+        run_sweep(spec, tmp_path / "r.csv", backend="ray", progress=False)
+    assert not (tmp_path / "r.csv").exists()  # refused before any table or run
+
+
+def test_yaml_spec_reads_like_toml(tmp_path: Path) -> None:
+    pytest.importorskip("yaml")
+    text = "dispatchers: [easy, easy++]\npredictors: [preset, walltime]\ntraces: [bundled]\n"
+    text += "loads: [0.9, 1.0, 1.1]\njobs: 500\n"
+    from_yaml = SweepSpec.from_file(write_spec(tmp_path, text, "twelve.yaml"))
+    from_toml = SweepSpec.from_file(write_spec(tmp_path))
+    assert expand(from_yaml) == expand(from_toml)
+    with pytest.raises(InvalidConfigError, match=r"twelve\.yaml: unknown key 'typo'"):
+        SweepSpec.from_file(write_spec(tmp_path, text + "typo: 1\n", "twelve.yaml"))
