@@ -314,27 +314,10 @@ class SweepSpec:
             InvalidConfigError: the file does not parse, or a key is unknown or out of range.
             FileNotFoundError: no such file.
         """
-        from hpcgym.machine import _toml_module
+        from hpcgym.machine import read_toml_or_yaml
 
         p = Path(path)
-        text = p.read_text(encoding="utf-8")
-        if p.suffix.lower() in (".yaml", ".yml"):
-            try:
-                import yaml  # type: ignore[import-untyped]
-            except ImportError:
-                raise InvalidConfigError(
-                    f"{p}: reading a YAML spec needs PyYAML (pip install pyyaml); or write it as TOML"
-                ) from None
-            try:
-                data = yaml.safe_load(text)
-            except yaml.YAMLError as err:
-                raise InvalidConfigError(f"{p}: not valid YAML: {err}") from err
-        else:
-            toml = _toml_module()
-            try:
-                data = toml.loads(text)
-            except toml.TOMLDecodeError as err:
-                raise InvalidConfigError(f"{p}: not valid TOML: {err}") from err
+        data = read_toml_or_yaml(p, "sweep spec")
         if isinstance(data, Mapping):
             data = {"name": p.stem, **data, **overrides}
         return cls.from_mapping(data, source=str(p))
