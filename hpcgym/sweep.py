@@ -663,6 +663,21 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return rows
 
 
+def write_parquet(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> None:
+    """The rows of a results table as Parquet (columns :data:`COLUMNS`, empty cells null).
+
+    Raises:
+        MissingExtraError: pyarrow is missing (``pip install 'hpcgym[parquet]'``).
+    """
+    import pyarrow as pa
+
+    from hpcgym.jobtable import _pyarrow_parquet
+
+    pq = _pyarrow_parquet("--parquet")
+    table = pa.table({c: [r.get(c) for r in rows] for c in COLUMNS})
+    pq.write_table(table, path)
+
+
 # ---------------------------------------------------------------------------- backends
 _WORKER_TRACES: dict[str, Workload] = {}
 
@@ -1015,6 +1030,11 @@ def _configure(p: argparse.ArgumentParser) -> None:
         metavar="FILE.png",
         help="also write the wait and bounded slowdown against offered load figure to this file",
     )
+    p.add_argument(
+        "--parquet",
+        action="store_true",
+        help="also write the table as OUT/results.parquet at the end (needs pyarrow)",
+    )
     p.add_argument("--dry-run", action="store_true", help="print the run count and an estimated time")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
@@ -1064,6 +1084,10 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
 
 def _sweep(args: argparse.Namespace) -> int:
     spec = spec_from_args(args)
+    if args.parquet:
+        from hpcgym.jobtable import _pyarrow_parquet
+
+        _pyarrow_parquet("--parquet")  # before any run, not after them
     if args.plot is not None:
         from hpcgym._extras import require
 
@@ -1104,6 +1128,9 @@ def _sweep(args: argparse.Namespace) -> int:
         )
         return 130
     written = write_figures(spec, result.rows, out)
+    if args.parquet:
+        write_parquet(read_results(table), out / "results.parquet")
+        written.append(out / "results.parquet")
     if args.plot is not None and result.rows:
         title = f"{spec.name}: wait and bounded slowdown against offered load"
         load_figure(result.rows, title=title).savefig(args.plot, dpi=100)

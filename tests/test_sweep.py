@@ -194,6 +194,10 @@ def test_cli_run_writes_table_and_resumes(tmp_path: Path, capsys: pytest.Capture
     assert main([*args, "--plot", str(tmp_path / "load.png")]) == 0
     assert "3 already done, 1 run now" in capsys.readouterr().out
     assert (tmp_path / "load.png").stat().st_size > 0
+    pq = pytest.importorskip("pyarrow.parquet")
+    assert main([*args, "--parquet"]) == 0
+    table = pq.read_table(tmp_path / "out" / "results.parquet").to_pylist()
+    assert table == read_results(tmp_path / "out" / "results.csv")
     rows = read_results(tmp_path / "out" / "results.csv")
     assert [r["policy"] for r in rows].count("fcfs") == 2 and len(rows) == 4
     assert list(rows[0]) == list(COLUMNS)
