@@ -650,6 +650,7 @@ def _load_plugins() -> None:
         "hpcgym.study",
         "hpcgym.evaluate",
         "hpcgym.train",
+        "hpcgym.sweep",
     ):
         try:
             importlib.import_module(module)
