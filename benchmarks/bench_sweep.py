@@ -1,11 +1,11 @@
 """Sweep throughput: full SDSC-SP2 EASY++ simulations per minute, one process against all cores.
 
-The sweep is EASY++ (its own predictor, ``user-avg+pcor``) over the full SDSC-SP2 trace
-at ``HPCGYM_BENCH_SWEEP_RUNS`` (default 200) load factors evenly spaced in [0.8, 1.0]:
-every configuration a different simulation. (The full predictor configuration space of
-004 section 7 is not in this branch; varied load factors stand in for it.) The same
-configurations run three ways, each into a fresh results table, timed by the wall clock
-of :func:`hpcgym.sweep.run_sweep` with the trace read beforehand:
+The sweep is EASY++ over the full SDSC-SP2 trace with ``HPCGYM_BENCH_SWEEP_RUNS``
+(default 200) predictor configurations of 004 section 7, drawn with
+:func:`hpcgym.predictors.sample_predictor_space` (seed 0): every configuration a
+different simulation, as in 004's parameter study. The same configurations run three
+ways, each into a fresh results table, timed by the wall clock of
+:func:`hpcgym.sweep.run_sweep` with the trace read beforehand:
 
 1. one process (``processes=1``: the runs one after another in this process);
 2. the local process pool on every core (``processes=os.cpu_count()``);
@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from hpcgym._extras import is_available
+from hpcgym.predictors import sample_predictor_space
 from hpcgym.sweep import SweepSpec, load_traces, run_sweep
 
 TRACE = "SDSC-SP2-1998-4.2-cln.swf.gz"
@@ -38,9 +39,9 @@ def run(traces_dir: Path) -> list[dict]:
         return []
     n = int(os.environ.get("HPCGYM_BENCH_SWEEP_RUNS", "200"))
     cores = os.cpu_count() or 1
-    loads = [round(float(x), 6) for x in np.linspace(0.8, 1.0, n)]
+    predictors = [str(c) for c in sample_predictor_space(n, seed=0)]
     spec = SweepSpec.from_mapping(
-        {"name": "bench", "dispatchers": ["easy++"], "traces": [str(path)], "loads": loads}
+        {"name": "bench", "dispatchers": ["easy++"], "traces": [str(path)], "predictors": predictors}
     )
     traces = load_traces(spec)
     jobs = len(traces[str(path)])
@@ -65,7 +66,7 @@ def run(traces_dir: Path) -> list[dict]:
             single = seconds
         rows.append(
             {
-                "what": f"{n} EASY++ runs on SDSC-SP2 ({jobs:,} jobs), {what}",
+                "what": f"EASY++ with {n} predictor configurations on SDSC-SP2 ({jobs:,} jobs), {what}",
                 "seconds": seconds,
                 "sims_per_minute": 60.0 * n / seconds,
                 "sims_per_core_minute": 60.0 * n / (seconds * workers),

@@ -130,7 +130,7 @@ SPEC_KEYS = {
     "extra": "EASY-family presets' extra-processor rule: classic or all (default: the preset's)",
     "kill_at_estimate": "end jobs that reach their estimate",
     "include_all": "average over every job (no warm-up/cool-down exclusion)",
-    "sample": "run a seeded random sample of this many configurations of the grid instead of all",
+    "sample": "a seeded random sample of this many configurations of the grid, each on every trace",
     "sample_seed": "seed of that sample",
     "plot": 'figures written after the sweep: "load" (wait and bsld against offered load) or "none"',
 }
@@ -190,7 +190,8 @@ class SweepSpec:
         extra: EASY-family presets' extra-processor rule (None: the preset's).
         kill_at_estimate: end jobs that reach their estimate.
         include_all: average over every job (no warm-up/cool-down exclusion).
-        sample: run a seeded random sample of this many configurations (None: the grid).
+        sample: a seeded random sample of this many configurations, each run on every
+            trace (None: the grid).
         sample_seed: seed of the sample.
         plot: figures to write after the sweep, one of :data:`PLOTS`.
         name: the sweep's name.
@@ -460,16 +461,19 @@ def expand(spec: SweepSpec, base_loads: Mapping[str, float] | None = None) -> li
         base_loads: each trace's :func:`offered_load` at factor 1; needed only when the
             spec has ``offered_loads``.
 
-    A random sample (``spec.sample``) draws that many distinct runs of the grid with
-    ``numpy.random.default_rng(spec.sample_seed)`` and keeps them in grid order; a
-    sample at least as large as the grid is the grid.
+    A random sample (``spec.sample``) draws that many distinct *configurations*
+    (dispatcher, predictor, load, seed) with ``numpy.random.default_rng(spec.sample_seed)``
+    and runs each on every trace, as 004 section 7 scores a configuration over all
+    traces: ``sample`` x traces runs, in grid order; a sample at least as large as the
+    grid is the grid.
 
     Raises:
         InvalidConfigError: ``offered_loads`` without ``base_loads`` for a trace.
     """
-    runs: list[RunConfig] = []
-    seen: set[tuple[Any, ...]] = set()
+    per_trace: list[list[RunConfig]] = []
     for trace in spec.traces:
+        runs: list[RunConfig] = []
+        seen: set[tuple[Any, ...]] = set()
         if spec.offered_loads:
             base = (base_loads or {}).get(trace)
             if base is None or not math.isfinite(base) or base <= 0:
@@ -495,14 +499,17 @@ def expand(spec: SweepSpec, base_loads: Mapping[str, float] | None = None) -> li
                             spec.offset,
                             spec.procs,
                         )
-                        ident = (trace, dd, pp, cfg.load, cfg.seed)
+                        ident = (dd, pp, cfg.load, cfg.seed)
                         if ident not in seen:  # unseeded runs: one per seed list
                             seen.add(ident)
                             runs.append(cfg)
-    if spec.sample is not None and spec.sample < len(runs):
-        pick = np.random.default_rng(spec.sample_seed).choice(len(runs), size=spec.sample, replace=False)
-        runs = [runs[i] for i in sorted(pick.tolist())]
-    return runs
+        per_trace.append(runs)
+    size = len(per_trace[0])  # the same configurations on every trace
+    if spec.sample is not None and spec.sample < size:
+        pick = np.random.default_rng(spec.sample_seed).choice(size, size=spec.sample, replace=False)
+        keep = sorted(pick.tolist())
+        per_trace = [[runs[i] for i in keep] for runs in per_trace]
+    return [cfg for runs in per_trace for cfg in runs]
 
 
 def _trace_path(trace: str) -> Path:

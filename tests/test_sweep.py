@@ -227,6 +227,12 @@ def test_random_sample_is_seeded_and_from_the_grid() -> None:
     assert len(grid) == 12 and a == b and len(a) == 5 and a != c
     assert set(a) <= set(grid)
     assert expand(SweepSpec.from_mapping({**base, "sample": 50})) == grid
+    two = expand(
+        SweepSpec.from_mapping({**base, "traces": ["a/X.swf", "a/Y.swf"], "sample": 5, "sample_seed": 3})
+    )
+    assert len(two) == 10  # every sampled configuration on both traces
+    configs = [[(r.dispatcher, r.load) for r in two if r.trace == t] for t in ("a/X.swf", "a/Y.swf")]
+    assert configs[0] == configs[1] == [(r.dispatcher, r.load) for r in a]
 
 
 def test_run_key_is_stable_and_changes_with_every_parameter() -> None:
