@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -295,3 +296,197 @@ def figure10(ranking: Ranking, size_parameter: str = "k") -> Any:
     ax.set_xlabel("window size (history jobs)")
     ax.set_ylabel("average degradation [%]")
     return fig
+
+
+# ------------------------------------------------------------------ the study of a sweep
+PARAMETERS = ("correction", "fallback", "propagation", "fullness", "metric", "type", "k")
+"""004 section 7's parameters in Fig. 9's order (:data:`hpcgym.predictors.PREDICTOR_SPACE`)."""
+
+METRICS = {"wait": "mean_wait_s", "bsld": "mean_bsld"}
+"""The testcase metrics (004: average wait and average bounded slowdown) and their sweep columns."""
+
+SUGGESTED = {"type": "all", "correction": "estimate", "metric": "avg"}
+"""Table 12's suggested subspace, window sizes apart (004: sizes 1-2)."""
+
+
+def study_rows(results: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """A sweep's result rows as :func:`degradation_ranking` rows, and notes on what was left out.
+
+    Each row's predictor string is read as a :class:`hpcgym.predictors.UserHistoryConfig`;
+    its parameters become columns. Configurations measured on only some of the traces
+    (an interrupted sweep) are left out and counted in the notes.
+
+    Raises:
+        InvalidConfigError: a predictor is not a ``user-history`` configuration, or the
+            rows mix dispatchers or load factors (one ranking compares predictors only).
+    """
+    from hpcgym.predictors import UserHistoryConfig
+
+    rows: list[dict[str, Any]] = []
+    for r in results:
+        try:
+            c = UserHistoryConfig.parse(str(r["predictor"]))
+        except InvalidConfigError as err:
+            raise InvalidConfigError(
+                f"parameter study: predictor {r['predictor']!r} is not a user-history configuration: {err}"
+            ) from err
+        row = {p: getattr(c, p) for p in PARAMETERS}
+        row["propagation"] = "yes" if row["propagation"] else "no"
+        rows.append(
+            {
+                "config": str(c),
+                **row,
+                "trace": r["trace"],
+                "dispatcher": r["dispatcher"],
+                "load": r["load"],
+                **{m: r[col] for m, col in METRICS.items()},
+            }
+        )
+    for key in ("dispatcher", "load"):
+        values = sorted({str(r[key]) for r in rows})
+        if len(values) > 1:
+            raise InvalidConfigError(
+                f"parameter study: the sweep has several {key}s ({', '.join(values)}); rank one at a time"
+            )
+    traces = {r["trace"] for r in rows}
+    seen: dict[str, set[str]] = {}
+    for r in rows:
+        seen.setdefault(r["config"], set()).add(r["trace"])
+    partial = {c for c, t in seen.items() if t != traces}
+    notes = []
+    if partial:
+        notes.append(
+            f"{len(partial)} configurations measured on only some of the {len(traces)} traces are left out"
+        )
+    return [r for r in rows if r["config"] not in partial], notes
+
+
+def findings(ranking: Ranking) -> list[dict[str, Any]]:
+    """004 section 7's statements, each checked on ``ranking``, with the numbers behind the verdict.
+
+    How each is read (004 states them in words; the thresholds are this module's):
+
+    1. *Correction by estimate dominates the top ranks*: ``estimate`` is the most common
+       correction in the top 5 % bin (004: about 90 %).
+    2. *Gradual dominates the bottom*: ``gradual`` is the most common correction among
+       the bottom half (004: it "dominates the bottom half").
+    3. *Minimum with large windows is worst*: of the eight groups metric x (window < 7,
+       window >= 7), ``min`` with windows >= 7 has the highest mean average degradation.
+    4. *Small windows (1-2) of type all with average are robust*: within the subspace
+       type ``all``, metric ``avg``, correction ``estimate``, windows 1-2 (Table 12),
+       every configuration's average degradation is below the median of the whole
+       ranking, and their worst is at most a tenth of the whole ranking's worst.
+    """
+    out: list[dict[str, Any]] = []
+    n = len(ranking)
+    corr = np.asarray(ranking.parameters["correction"])
+    top = ranking.rank <= max(1, int(np.ceil(0.05 * n)))
+    shares_top = {v: float(np.mean(corr[top] == v)) for v in sorted(set(corr.tolist()))}
+    best_top = max(shares_top, key=lambda v: shares_top[v])
+    out.append(
+        {
+            "statement": "correction by estimate dominates the top ranks (top 5 %)",
+            "holds": best_top == "estimate",
+            "numbers": {f"share of {v} in the top 5 %": s for v, s in shares_top.items()},
+        }
+    )
+    bottom = ranking.rank > n / 2
+    shares_bottom = {v: float(np.mean(corr[bottom] == v)) for v in sorted(set(corr.tolist()))}
+    best_bottom = max(shares_bottom, key=lambda v: shares_bottom[v])
+    out.append(
+        {
+            "statement": "gradual correction dominates the bottom half",
+            "holds": best_bottom == "gradual",
+            "numbers": {f"share of {v} in the bottom half": s for v, s in shares_bottom.items()},
+        }
+    )
+    metric = np.asarray(ranking.parameters["metric"])
+    large = np.asarray(ranking.parameters["k"]) >= 7
+    groups = {}
+    for m in sorted(set(metric.tolist())):
+        for big in (False, True):
+            sel = (metric == m) & (large == big)
+            if sel.any():
+                groups[f"{m}, window {'>= 7' if big else '< 7'}"] = float(ranking.average[sel].mean())
+    worst = max(groups, key=lambda g: groups[g])
+    out.append(
+        {
+            "statement": "minimum with large windows (>= 7) is worst",
+            "holds": worst == "min, window >= 7",
+            "numbers": {f"mean degradation of {g} [%]": v for g, v in groups.items()},
+        }
+    )
+    sub = ranking.mask(**SUGGESTED, k={1, 2})
+    median, worst_all = float(np.median(ranking.average)), float(ranking.average.max())
+    if sub.any():
+        sub_max = float(ranking.average[sub].max())
+        holds = sub_max < median and sub_max <= worst_all / 10
+        numbers = {
+            "configurations": int(sub.sum()),
+            "their worst degradation [%]": sub_max,
+            "their mean [%]": float(ranking.average[sub].mean()),
+            "median of all [%]": median,
+            "worst of all [%]": worst_all,
+        }
+    else:
+        holds, numbers = None, {"configurations": 0}
+    out.append(
+        {
+            "statement": "small windows (1-2) of type all with average (correction by estimate) are robust",
+            "holds": holds,
+            "numbers": numbers,
+        }
+    )
+    return out
+
+
+def summarize(ranking: Ranking, notes: Sequence[str] = ()) -> dict[str, Any]:
+    """The study's JSON: Table 11 (top ten and the last), Table 12, Fig. 10's rows, findings."""
+    table12 = {
+        f"k={k}": subspace_statistics(ranking, **SUGGESTED, k=k)
+        for k in (1, 2)
+        if ranking.mask(**SUGGESTED, k=k).any()
+    }
+    table12["all"] = subspace_statistics(ranking)
+    return {
+        "configurations": len(ranking),
+        "testcases": [f"{t}/{m}" for t, m in ranking.testcases],
+        "table11": ranking.rows(10) + ranking.rows()[-1:],
+        "table12": table12,
+        "figure10": size_degradation(ranking),
+        "findings": findings(ranking),
+        "notes": list(notes),
+    }
+
+
+def write_study(results: Sequence[Mapping[str, Any]], folder: Path, title: str = "") -> list[Path]:
+    """Rank a sweep's configurations and write ``ranking.csv``, ``paramstudy.json`` and Figs. 9-10.
+
+    Raises:
+        InvalidConfigError: as :func:`study_rows` and :func:`degradation_ranking`.
+    """
+    from hpcgym.report import to_json, write_csv
+
+    rows, notes = study_rows(results)
+    ranking = degradation_ranking(rows, PARAMETERS, metrics=tuple(METRICS))
+    folder.mkdir(parents=True, exist_ok=True)
+    table = [
+        {
+            **r,
+            **{
+                f"{t}/{m}": float(d)
+                for (t, m), d in zip(ranking.testcases, ranking.degradation[i], strict=True)
+            },
+        }
+        for i, r in enumerate(ranking.rows())
+    ]
+    written = [folder / "ranking.csv", folder / "paramstudy.json", folder / "fig9_ranks.png"]
+    write_csv(written[0], table, columns=list(table[0]))
+    written[1].write_text(to_json(summarize(ranking, notes)) + "\n")
+    figure9(ranking, PARAMETERS).savefig(written[2], dpi=100)
+    fig10 = figure10(ranking)
+    if title:
+        fig10.suptitle(title)
+    written.append(folder / "fig10_window_size.png")
+    fig10.savefig(written[3], dpi=100)
+    return written

@@ -130,16 +130,21 @@ SPEC_KEYS = {
     "extra": "EASY-family presets' extra-processor rule: classic or all (default: the preset's)",
     "kill_at_estimate": "end jobs that reach their estimate",
     "include_all": "average over every job (no warm-up/cool-down exclusion)",
-    "sample": "a seeded random sample of this many configurations of the grid, each on every trace",
+    "sample": "run a seeded random sample of this many configurations of the grid instead of all",
     "sample_seed": "seed of that sample",
-    "plot": 'figures written after the sweep: "load" (wait and bsld against offered load) or "none"',
+    "predictor_sample": "keep a seeded random sample (sample_seed) of this many of predictor_grid's "
+    "strings, each run on every trace, dispatcher and load (the explicit predictors always run)",
+    "plot": 'figures written after the sweep: "load" (wait and bsld against offered load), "params" '
+    '(004 section 7\'s ranking of predictor configurations, hpcgym.paramstudy) or "none"',
 }
 """The keys of a spec file, with what each means (``hpcgym sweep --help`` lists them)."""
 
-PLOTS = ("none", "load")
+PLOTS = ("none", "load", "params")
 
 PRESETS = {
     "tsafrir-load": "004 section 3.4, Fig. 7: EASY, EASY++ and PERFECT++ as the offered load grows",
+    "tsafrir-params": "004 section 7: EASY++ with a sample of the 8,640 predictor configurations, "
+    "ranked by average degradation (Table 11, Figs. 9-10, Table 12)",
 }
 """Sweep specs shipped with the package (``hpcgym/data/sweeps/NAME.toml``)."""
 
@@ -190,9 +195,13 @@ class SweepSpec:
         extra: EASY-family presets' extra-processor rule (None: the preset's).
         kill_at_estimate: end jobs that reach their estimate.
         include_all: average over every job (no warm-up/cool-down exclusion).
-        sample: a seeded random sample of this many configurations, each run on every
-            trace (None: the grid).
-        sample_seed: seed of the sample.
+        sample: run a seeded random sample of this many configurations (None: the grid).
+        sample_seed: seed of the sample (and of ``predictor_sample``).
+        predictor_sample: keep a seeded random sample of this many of
+            ``predictor_grid``'s strings (in grid order), each run on every trace,
+            dispatcher and load, so that a parameter study's configurations are all
+            measured on every trace (``sample`` draws runs, not configurations). The
+            explicit ``predictors`` always run. None: the whole grid.
         plot: figures to write after the sweep, one of :data:`PLOTS`.
         name: the sweep's name.
         source: where the spec came from, for messages (a file, or ``"flags"``).
@@ -213,6 +222,7 @@ class SweepSpec:
     include_all: bool = False
     sample: int | None = None
     sample_seed: int = 0
+    predictor_sample: int | None = None
     plot: str = "none"
     name: str = "sweep"
     source: str = "flags"
@@ -235,7 +245,14 @@ class SweepSpec:
         ):
             object.__setattr__(self, key, _as_tuple(getattr(self, key)))
         grid = predictor_grid_names(self.predictor_grid, self.source)
-        predictors = self.predictors + tuple(grid)
+        n = self.predictor_sample
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise self._fail("predictor_sample", f"must be a whole number >= 1, got {n!r}")
+        if n is not None and n < len(grid):
+            pick = np.random.default_rng(self.sample_seed).choice(len(grid), size=n, replace=False)
+            grid = [grid[i] for i in sorted(pick.tolist())]
+        # the explicit predictors always run; a sampled grid string equal to one runs once
+        predictors = self.predictors + tuple(g for g in grid if g not in self.predictors)
         object.__setattr__(self, "predictors", predictors or (PRESET_PREDICTOR,))
         for key in ("dispatchers", "traces", "predictors"):
             values = getattr(self, key)
@@ -461,19 +478,16 @@ def expand(spec: SweepSpec, base_loads: Mapping[str, float] | None = None) -> li
         base_loads: each trace's :func:`offered_load` at factor 1; needed only when the
             spec has ``offered_loads``.
 
-    A random sample (``spec.sample``) draws that many distinct *configurations*
-    (dispatcher, predictor, load, seed) with ``numpy.random.default_rng(spec.sample_seed)``
-    and runs each on every trace, as 004 section 7 scores a configuration over all
-    traces: ``sample`` x traces runs, in grid order; a sample at least as large as the
-    grid is the grid.
+    A random sample (``spec.sample``) draws that many distinct runs of the grid with
+    ``numpy.random.default_rng(spec.sample_seed)`` and keeps them in grid order; a
+    sample at least as large as the grid is the grid.
 
     Raises:
         InvalidConfigError: ``offered_loads`` without ``base_loads`` for a trace.
     """
-    per_trace: list[list[RunConfig]] = []
+    runs: list[RunConfig] = []
+    seen: set[tuple[Any, ...]] = set()
     for trace in spec.traces:
-        runs: list[RunConfig] = []
-        seen: set[tuple[Any, ...]] = set()
         if spec.offered_loads:
             base = (base_loads or {}).get(trace)
             if base is None or not math.isfinite(base) or base <= 0:
@@ -499,17 +513,14 @@ def expand(spec: SweepSpec, base_loads: Mapping[str, float] | None = None) -> li
                             spec.offset,
                             spec.procs,
                         )
-                        ident = (dd, pp, cfg.load, cfg.seed)
+                        ident = (trace, dd, pp, cfg.load, cfg.seed)
                         if ident not in seen:  # unseeded runs: one per seed list
                             seen.add(ident)
                             runs.append(cfg)
-        per_trace.append(runs)
-    size = len(per_trace[0])  # the same configurations on every trace
-    if spec.sample is not None and spec.sample < size:
-        pick = np.random.default_rng(spec.sample_seed).choice(size, size=spec.sample, replace=False)
-        keep = sorted(pick.tolist())
-        per_trace = [[runs[i] for i in keep] for runs in per_trace]
-    return [cfg for runs in per_trace for cfg in runs]
+    if spec.sample is not None and spec.sample < len(runs):
+        pick = np.random.default_rng(spec.sample_seed).choice(len(runs), size=spec.sample, replace=False)
+        runs = [runs[i] for i in sorted(pick.tolist())]
+    return runs
 
 
 def _trace_path(trace: str) -> Path:
@@ -985,6 +996,10 @@ def write_figures(spec: SweepSpec, rows: Sequence[Mapping[str, Any]], folder: Pa
     from hpcgym._extras import require
 
     require("plot", what=f"plot = {spec.plot!r}")
+    if spec.plot == "params":
+        from hpcgym import paramstudy
+
+        return paramstudy.write_study(rows, folder, title=spec.name)
     path = folder / "wait_bsld_vs_load.png"
     load_figure(rows, title=f"{spec.name}: wait and bounded slowdown against offered load").savefig(
         path, dpi=100
@@ -1018,6 +1033,12 @@ def _configure(p: argparse.ArgumentParser) -> None:
     grid.add_argument("--procs", type=int, default=None, help="machine size for every trace")
     grid.add_argument("--sample", type=int, default=None, help="a random sample of this many runs")
     grid.add_argument("--sample-seed", type=int, default=None, help="seed of the sample")
+    grid.add_argument(
+        "--predictor-sample",
+        type=int,
+        default=None,
+        help="a random sample of this many predictor strings, each on every trace",
+    )
     p.add_argument(
         "--backend", choices=BACKENDS, default="local", help="local process pool or Ray (default local)"
     )
@@ -1077,7 +1098,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
         overrides["offered_loads"] = []
     if args.trace is not None:
         overrides["traces"] = [str(t) for t in args.trace]
-    for key in ("jobs", "offset", "procs", "sample", "sample_seed"):
+    for key in ("jobs", "offset", "procs", "sample", "sample_seed", "predictor_sample"):
         if getattr(args, key) is not None:
             overrides[key] = getattr(args, key)
     if args.spec is not None and args.preset is not None:

@@ -16,7 +16,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from hpcgym.errors import UnknownNameError
+from hpcgym.errors import InvalidConfigError, UnknownNameError
 
 ALGORITHMS = {
     "maskable-ppo": "hpcgym.agents.train_maskable_ppo",
@@ -39,14 +39,31 @@ def algorithm_module(name: str) -> ModuleType:
 def train(algorithm: str, **fields: Any) -> Any:
     """Train ``algorithm`` with ``Args(**fields)``; returns its :class:`~hpcgym.agents.common.TrainResult`.
 
+    Raises:
+        UnknownNameError: an unknown algorithm.
+        InvalidConfigError: an unknown or invalid field (the message names it).
+
     >>> train("a2c")
     Traceback (most recent call last):
     ...
     hpcgym.errors.UnknownNameError: algorithm: unknown 'a2c'; known: maskable-ppo, ppo
+    >>> train("ppo", total_timestep=10)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    hpcgym.errors.InvalidConfigError: unknown training argument 'total_timestep' of ppo; did you mean ...
     """
+    import dataclasses
+    import difflib
+
     module = algorithm_module(algorithm)
     from hpcgym.agents.common import require_training
 
+    known = [f.name for f in dataclasses.fields(module.Args)]
+    for name in fields:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
+            raise InvalidConfigError(f"unknown training argument {name!r} of {algorithm}{hint}")
     args = module.Args(**fields)
     require_training(args, what=f"training {algorithm}")
     return module.train(args)

@@ -186,6 +186,10 @@ def test_flags_come_from_the_dataclass() -> None:
     assert tyro.cli(train_ppo.Args, args=[]) == train_ppo.Args()
     with pytest.raises(InvalidConfigError, match="--eval-windows: must be an integer >= 1"):
         train_ppo.Args(eval_windows=0)
+    from hpcgym.train import train
+
+    with pytest.raises(InvalidConfigError, match="did you mean 'total_timesteps'"):
+        train("ppo", total_timestep=10)
 
 
 @pytest.mark.parametrize("env_id", ["hpcgym/Dispatch-v1", "hpcgym/DispatchPolicy-v1"])

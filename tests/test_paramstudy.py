@@ -87,3 +87,57 @@ def test_window_bins_and_figures():
     heights = [p.get_height() for p in fig.axes[0].patches]
     assert heights == [100.0, 0.0, 0.0, 0.0, 0.0, 100.0]  # 'all' fills bin 0, 'ext' bin 2
     assert len(figure10(r).axes) == 1
+
+
+def _sweep_rows():
+    base = {"dispatcher": "easy++", "load": 1.0}
+    out = []
+    for corr, k, wait in (
+        ("estimate", 1, 10.0),
+        ("gradual", 2, 30.0),
+        ("gradual", 3, 35.0),
+        ("exponential", 9, 26.0),
+    ):
+        for trace, scale in (("X", 1.0), ("Y", 2.0)):
+            out.append(
+                {
+                    **base,
+                    "predictor": f"user-history:k={k},metric=min,correction={corr}",
+                    "trace": trace,
+                    "mean_wait_s": wait * scale,
+                    "mean_bsld": 2.0 * scale,
+                }
+            )
+    return out
+
+
+def test_study_rows_read_configurations_and_leave_out_partial_ones():
+    from hpcgym.paramstudy import study_rows
+
+    rows, notes = study_rows(_sweep_rows())
+    assert len(rows) == 8 and notes == []
+    assert rows[0]["correction"] == "estimate" and rows[0]["k"] == 1 and rows[0]["propagation"] == "no"
+    rows, notes = study_rows(_sweep_rows()[:-1])  # the last configuration lacks trace Y
+    assert len(rows) == 6 and notes == ["1 configurations measured on only some of the 2 traces are left out"]
+    with pytest.raises(InvalidConfigError, match="several dispatchers"):
+        study_rows([*_sweep_rows(), {**_sweep_rows()[0], "dispatcher": "easy"}])
+    with pytest.raises(InvalidConfigError, match="not a user-history configuration"):
+        study_rows([{**_sweep_rows()[0], "predictor": "walltime"}])
+
+
+def test_findings_read_the_ranking():
+    from hpcgym.paramstudy import PARAMETERS, findings, study_rows
+
+    rows, _ = study_rows(_sweep_rows())
+    r = degradation_ranking(rows, PARAMETERS)
+    # degradations: wait 10/30/35/26 against 10 on both traces (bsld equal): 0, 200, 250, 160
+    # percent on the two wait testcases, 0 on the bsld ones -> averages 0, 100, 125, 80
+    np.testing.assert_allclose(r.average, [0.0, 80.0, 100.0, 125.0])
+    f = findings(r)
+    assert [x["holds"] for x in f[:2]] == [True, True]  # estimate ranks first; both gradual last
+    assert f[2]["holds"] is True
+    assert f[2]["numbers"] == {
+        "mean degradation of min, window < 7 [%]": 75.0,
+        "mean degradation of min, window >= 7 [%]": 80.0,
+    }
+    assert f[3]["holds"] is None  # no configuration of the suggested subspace (metric is min here)

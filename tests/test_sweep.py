@@ -227,12 +227,6 @@ def test_random_sample_is_seeded_and_from_the_grid() -> None:
     assert len(grid) == 12 and a == b and len(a) == 5 and a != c
     assert set(a) <= set(grid)
     assert expand(SweepSpec.from_mapping({**base, "sample": 50})) == grid
-    two = expand(
-        SweepSpec.from_mapping({**base, "traces": ["a/X.swf", "a/Y.swf"], "sample": 5, "sample_seed": 3})
-    )
-    assert len(two) == 10  # every sampled configuration on both traces
-    configs = [[(r.dispatcher, r.load) for r in two if r.trace == t] for t in ("a/X.swf", "a/Y.swf")]
-    assert configs[0] == configs[1] == [(r.dispatcher, r.load) for r in a]
 
 
 def test_run_key_is_stable_and_changes_with_every_parameter() -> None:
@@ -329,3 +323,48 @@ def test_yaml_spec_reads_like_toml(tmp_path: Path) -> None:
     assert expand(from_yaml) == expand(from_toml)
     with pytest.raises(InvalidConfigError, match=r"twelve\.yaml: unknown key 'typo'"):
         SweepSpec.from_file(write_spec(tmp_path, text + "typo: 1\n", "twelve.yaml"))
+
+
+def test_predictor_sample_draws_configurations_each_on_every_trace() -> None:
+    grid = {"name": "user-history", "k": [1, 2, 3, 4], "metric": ["avg", "min"]}
+    base = {"dispatchers": ["easy++"], "traces": ["bundled"], "loads": [0.9, 1.0], "predictor_grid": [grid]}
+    explicit = "user-history:k=1,metric=avg"
+    a = SweepSpec.from_mapping({**base, "predictors": [explicit], "predictor_sample": 3, "sample_seed": 2})
+    b = SweepSpec.from_mapping({**base, "predictors": [explicit], "predictor_sample": 3, "sample_seed": 2})
+    whole = SweepSpec.from_mapping(base).predictors
+    assert a.predictors == b.predictors and a.predictors[0] == explicit
+    sampled = a.predictors[1:]
+    assert 2 <= len(sampled) <= 3 and set(sampled) <= set(whole)  # the explicit one may be drawn too
+    assert list(sampled) == [p for p in whole if p in sampled]  # grid order kept
+    runs = expand(a)
+    assert {(r.predictor, r.load) for r in runs} == {(p, x) for p in a.predictors for x in (0.9, 1.0)}
+    assert SweepSpec.from_mapping({**base, "predictor_sample": 99}).predictors == whole
+    with pytest.raises(InvalidConfigError, match="predictor_sample: must be a whole number >= 1"):
+        SweepSpec.from_mapping({**base, "predictor_sample": 0})
+
+
+def test_parameter_study_preset_ranks_its_configurations(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    import json
+
+    spec = SweepSpec.from_file(preset_path("tsafrir-params"), predictor_sample=6, jobs=300)
+    assert spec.plot == "params" and len(spec.predictors) >= 16 + 6 - 1
+    result = run_sweep(spec, tmp_path / "results.csv", processes=1, progress=False)
+    from hpcgym.sweep import write_figures
+
+    written = write_figures(spec, result.rows, tmp_path)
+    assert {p.name for p in written} == {
+        "ranking.csv",
+        "paramstudy.json",
+        "fig9_ranks.png",
+        "fig10_window_size.png",
+    }
+    summary = json.loads((tmp_path / "paramstudy.json").read_text())
+    assert summary["configurations"] == len(spec.predictors)
+    assert summary["table11"][0]["rank"] == 1 and summary["table11"][0]["average_degradation_pct"] >= 0
+    assert [f["statement"][:10] for f in summary["findings"]] == [
+        "correction",
+        "gradual co",
+        "minimum wi",
+        "small wind",
+    ]
