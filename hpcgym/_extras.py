@@ -23,6 +23,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "plot": ("matplotlib",),
     "rl": ("torch", "stable_baselines3", "sb3_contrib"),
     "cp": ("ortools",),
+    "learn": ("sklearn",),
 }
 """The optional extras of ``pyproject.toml`` and the modules each provides."""
 

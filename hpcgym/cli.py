@@ -621,6 +621,7 @@ def _load_plugins() -> None:
         "hpcgym.generate",
         "hpcgym.study",
         "hpcgym.evaluate",
+        "hpcgym.waitpred",
     ):
         try:
             importlib.import_module(module)
