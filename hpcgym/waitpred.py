@@ -269,7 +269,7 @@ class QBETSConfig:
         _fraction("qbets confidence", self.confidence, 0.0, 1.0)
 
 
-CONFIGS: dict[str, type] = {"apq": APQConfig, "ibl": IBLConfig, "qbets": QBETSConfig}
+CONFIGS: dict[str, Any] = {"apq": APQConfig, "ibl": IBLConfig, "qbets": QBETSConfig}
 
 TUNING: dict[str, dict[str, tuple[Any, ...]]] = {
     "apq": {
