@@ -317,6 +317,9 @@ class LogState:
     wait: np.ndarray
     runtime: np.ndarray
     dropped_no_wait: int = 0
+    _features: dict[tuple[int, int, float], tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     @classmethod
     def from_workload(cls, w: Workload) -> LogState:
@@ -401,9 +404,12 @@ class LogState:
         """Table II features ``(last, 16)`` and Table I histograms ``(last, 6, bins)`` of the first jobs.
 
         One sweep over the log's events in time order (compiled); each job's row reads
-        only the state at its submission.
+        only the state at its submission. The result is kept for the next call.
         """
         last = min(int(last), len(self))
+        key = (last, int(bins), float(max_time_s))
+        if key in self._features:
+            return self._features[key]
         n = len(self)
         idx = np.arange(n)
         start_order = np.lexsort((idx, self.start))
@@ -424,6 +430,7 @@ class LogState:
             summary,
             hist,
         )
+        self._features[key] = (summary, hist)
         return summary, hist
 
 
@@ -728,7 +735,6 @@ class _Context:
     state: LogState
     last: int
     history_first: int
-    _features: dict[tuple[int, float], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         s = self.state
@@ -738,16 +744,14 @@ class _Context:
         self.pool_start = s.start[self.pool]
 
     def features(self, bins: int, max_time_s: float) -> tuple[np.ndarray, np.ndarray]:
-        key = (bins, max_time_s)
-        if key not in self._features:
-            self._features[key] = self.state.features(self.last, bins, max_time_s)
-        return self._features[key]
+        return self.state.features(self.last, bins, max_time_s)
 
     def summary(self) -> np.ndarray:
         """The Table II features (they do not depend on the histograms' bins)."""
-        if not self._features:
-            return self.features(2, 7 * 86400.0)[0]
-        return next(iter(self._features.values()))[0]
+        for (last, _, _), (summary, _) in self.state._features.items():
+            if last == self.last:
+                return summary
+        return self.features(2, 7 * 86400.0)[0]
 
     def history(self, j: int, size: int) -> np.ndarray:
         """The last ``size`` jobs (from ``history_first``) to start before job ``j``'s submission."""
