@@ -1085,6 +1085,37 @@ def evaluate_waits(
     return [predict_waits(state, m, **kwargs).summary() for m in methods]
 
 
+def compare_aae(a: WaitPrediction, b: WaitPrediction, block: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """``a``'s AAE minus ``b``'s, paired over consecutive blocks of ``block`` jobs, with a 95 % CI.
+
+    Both must predict the same jobs. Errors of neighbouring jobs are correlated (they
+    share a system state), so the pairs are blocks of consecutive jobs (the evaluation
+    protocol's windows), not single jobs; the interval is the BCa bootstrap of
+    :func:`hpcgym.metrics.paired_difference_ci` (needs the ``stats`` extra). A negative
+    interval means ``a`` is more accurate.
+
+    Raises:
+        InvalidConfigError: the two predict different jobs, or ``block`` < 1.
+    """
+    from hpcgym.metrics import paired_difference_ci
+
+    _positive_int("block", block)
+    if not np.array_equal(a.jobs, b.jobs):
+        raise InvalidConfigError(f"compare_aae: {a.method} and {b.method} predict different jobs")
+    blocks = max(1, len(a.jobs) // block)
+    ea = np.array_split(np.abs(a.predicted - a.actual) / 3600.0, blocks)
+    eb = np.array_split(np.abs(b.predicted - b.actual) / 3600.0, blocks)
+    mean, low, high = paired_difference_ci([x.mean() for x in ea], [x.mean() for x in eb], seed=seed)
+    return {
+        "a": a.method,
+        "b": b.method,
+        "blocks": blocks,
+        "aae_difference_hours": mean,
+        "ci_low": low,
+        "ci_high": high,
+    }
+
+
 # ---------------------------------------------------------------- CLI
 
 TABLE = [
@@ -1180,16 +1211,43 @@ def _waitpred(args: argparse.Namespace) -> int:
     if state.dropped_no_wait:
         notes.append(f"{state.dropped_no_wait} jobs without a logged wait (field 3 < 0) dropped")
     print(format_table(rows, TABLE, notes))
+    comparisons = _comparisons(results)
+    for c in comparisons:
+        print(
+            f"{c['a']} - {c['b']}: AAE {c['aae_difference_hours']:+.2f} h, 95 % CI "
+            f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}] over {c['blocks']} blocks of consecutive test jobs"
+        )
     if args.json is not None:
         full = [{**row, "tuning": r.tuning} for row, r in zip(rows, results, strict=True)]
         args.json.write_text(
-            to_json({"trace": state.name, "protocol": dataclasses.asdict(protocol), "rows": full})
+            to_json(
+                {
+                    "trace": state.name,
+                    "protocol": dataclasses.asdict(protocol),
+                    "rows": full,
+                    "comparisons": comparisons,
+                }
+            )
         )
     if args.csv is not None:
         write_csv(args.csv, rows, CSV)
     if args.predictions is not None:
         _write_predictions(args.predictions, results)
     return 0
+
+
+def _comparisons(results: Sequence[WaitPrediction]) -> list[dict[str, Any]]:
+    """APQ against each other method run (none without APQ or without scipy, said on stderr)."""
+    from hpcgym._extras import is_available
+
+    apq = [r for r in results if r.method == "apq"]
+    others = [r for r in results if r.method != "apq"]
+    if not apq or not others:
+        return []
+    if not is_available("scipy"):
+        print("hpcgym: no confidence intervals: pip install 'hpcgym[stats]'", file=sys.stderr)
+        return []
+    return [compare_aae(apq[0], o) for o in others]
 
 
 def _write_predictions(path: Path, results: Sequence[WaitPrediction]) -> None:
