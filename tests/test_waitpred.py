@@ -375,3 +375,50 @@ def test_cli_errors_are_one_line(argv, match, capsys):
     assert main(["waitpred", "--no-progress", *argv]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and re.search(match, err)
+
+
+def test_compare_aae_pairs_blocks_of_consecutive_jobs():
+    pytest.importorskip("scipy")
+    from hpcgym.waitpred import WaitPrediction, compare_aae
+
+    rng = np.random.default_rng(0)
+    n = 5000
+    actual = rng.uniform(0, 36_000, n)
+
+    def made(method, err_h):
+        return WaitPrediction(
+            method, "t", np.arange(n), actual + err_h * 3600, actual, np.ones(n), np.zeros(n, np.int8), None
+        )
+
+    a = made("apq", rng.uniform(0.5, 1.5, n))  # AAE about 1 h
+    b = made("ibl", rng.uniform(1.5, 2.5, n))  # about 2 h
+    c = compare_aae(a, b, block=500)
+    assert c["blocks"] == 10
+    assert c["ci_low"] <= c["aae_difference_hours"] <= c["ci_high"] < 0
+    assert c["aae_difference_hours"] == pytest.approx(a.aae_hours - b.aae_hours)
+    with pytest.raises(InvalidConfigError, match="different jobs"):
+        compare_aae(a, dataclasses.replace(b, jobs=np.arange(1, n + 1)))
+
+
+def test_cli_compares_apq_with_a_confidence_interval(tmp_path, capsys):
+    pytest.importorskip("scipy")
+    from hpcgym.cli import main
+
+    argv = ["waitpred", "--method", "apq,qbets", "--no-tune", "--param", "apq:history=800"]
+    argv += ["--history-first", "1000", "--validation-first", "1500", "--validation-jobs", "500"]
+    argv += [
+        "--test-first",
+        "2001",
+        "--test-last",
+        "3000",
+        "--no-progress",
+        "--json",
+        str(tmp_path / "w.json"),
+    ]
+    argv += ["--predictions", str(tmp_path / "p.csv")]
+    assert main(argv) == 0
+    assert re.search(r"apq - qbets: AAE [-+]\d+\.\d\d h, 95 % CI \[", capsys.readouterr().out)
+    data = json.loads((tmp_path / "w.json").read_text())
+    assert data["comparisons"][0]["blocks"] == 1 and data["rows"][0]["cases"]
+    lines = (tmp_path / "p.csv").read_text().splitlines()
+    assert lines[0] == "method,job,predicted_s,actual_s,case" and len(lines) == 1 + 2 * 1000
