@@ -1,8 +1,7 @@
 """Queue-wait prediction: APQ, IBL and QBETS predictions per second over 003's test set.
 
-The test set of 003 section V (jobs 20,001-60,000: 40,000 jobs on HPC2N, the 34,044 the
-trace has on SDSC-SP2), 003's largest history (6,000 jobs) and the default parameters
-(no tuning). ``features_seconds`` is the one sweep over the log that builds every job's
+The test set of 003 section V on HPC2N (jobs 20,001-60,000: 40,000 jobs), 003's
+largest history (6,000 jobs) and the default parameters (no tuning). ``features_seconds`` is the one sweep over the log that builds every job's
 Table I histograms and Table II features; the predictions per second exclude it.
 """
 
@@ -14,7 +13,7 @@ from pathlib import Path
 from hpcgym.waitpred import APQConfig, IBLConfig, LogState, Protocol, QBETSConfig, predict_waits
 from hpcgym.workload import read_swf
 
-TRACES = ("HPC2N-2002-2.2-cln.swf.gz", "SDSC-SP2-1998-4.2-cln.swf.gz")
+TRACES = ("HPC2N-2002-2.2-cln.swf.gz",)
 CONFIGS = {"apq": APQConfig(), "ibl": IBLConfig(), "qbets": QBETSConfig()}
 
 
