@@ -1193,6 +1193,8 @@ def _waitpred(args: argparse.Namespace) -> int:
         args.history_first, args.validation_first, args.validation_jobs, args.test_first, args.test_last
     )
     w = load_trace(args)
+    if w.report is not None:
+        print(w.report, file=sys.stderr)
     state = LogState.from_workload(w)
     protocol.ranges(len(state), state.name)
     results = [
