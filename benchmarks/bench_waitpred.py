@@ -1,8 +1,10 @@
 """Queue-wait prediction: APQ, IBL and QBETS predictions per second over 003's test set.
 
 The test set of 003 section V on HPC2N (jobs 20,001-60,000: 40,000 jobs), 003's
-largest history (6,000 jobs) and the default parameters (no tuning). ``features_seconds`` is the one sweep over the log that builds every job's
-Table I histograms and Table II features; the predictions per second exclude it.
+largest history (6,000 jobs) and the default parameters (no tuning).
+``features_seconds`` is the one sweep over the log that builds every job's Table I
+histograms and Table II features; the predictions per second exclude it. On a shared
+machine the CPU time (``predictions_per_cpu_second``) is the steadier figure.
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ def run(traces: Path) -> list[dict]:
         state.features(int(test[-1]) + 1, APQConfig().bins, APQConfig().max_time_s)
         features = time.perf_counter() - t0
         for method, cfg in CONFIGS.items():
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             p = predict_waits(state, method, config=cfg, tune_on_validation=False)
             secs = time.perf_counter() - t0  # the features are kept in ``state``: not built again
+            cpu = time.process_time() - c0
             rows.append(
                 {
                     "what": f"{method} predictions per second (history {cfg.history})",
@@ -40,7 +43,9 @@ def run(traces: Path) -> list[dict]:
                     "jobs": len(p.jobs),
                     "features_seconds": features,
                     "seconds": secs,
+                    "cpu_seconds": cpu,
                     "predictions_per_second": len(p.jobs) / secs,
+                    "predictions_per_cpu_second": len(p.jobs) / cpu,
                     "aae_hours": p.aae_hours,
                 }
             )
