@@ -1,4 +1,4 @@
-"""`make bench`: throughput of the engine, the predictors and the environment.
+"""`make bench`: throughput of the engine, the predictors, the environment and wait prediction.
 
 Every ``benchmarks/bench_*.py`` module defines ``run(traces_dir) -> list[dict]``; each
 dict is one figure with at least ``bench``, ``what`` and the measured numbers. This

@@ -24,6 +24,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "rl": ("torch", "stable_baselines3", "sb3_contrib", "tyro"),
     "cp": ("ortools",),
     "ray": ("ray",),
+    "learn": ("sklearn",),
 }
 """The optional extras of ``pyproject.toml`` and the modules each provides."""
 

@@ -651,6 +651,7 @@ def _load_plugins() -> None:
         "hpcgym.evaluate",
         "hpcgym.train",
         "hpcgym.sweep",
+        "hpcgym.waitpred",
     ):
         try:
             importlib.import_module(module)
