@@ -640,6 +640,7 @@ def _load_plugins() -> None:
         "hpcgym.generate",
         "hpcgym.study",
         "hpcgym.evaluate",
+        "hpcgym.rangesets",
     ):
         try:
             importlib.import_module(module)
