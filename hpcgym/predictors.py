@@ -750,6 +750,6 @@ register_predictor(
     _rangeset,
     "003 execution-time rangeSets (load functions, merged ranges, probabilities): the weighted sum "
     "of range medians, capped by W; params k, l, m, x, eps, recent, span, compact, overlap, "
-    "new_mass, max_ranges, window, refit, shift=additive|relative (hpcgym.rangesets)",
+    "new_mass, max_ranges, window, refit, shift=additive|relative, history (hpcgym.rangesets)",
     aliases=("rangesets", "hariharan"),
 )

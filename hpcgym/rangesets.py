@@ -24,7 +24,11 @@ disjoint ranges of run times, each with a probability. The steps, as the paper g
   points give no function. 003 fits the functions once on a validation set; here they
   are refitted from every terminated job so far after each ``refit`` (5,000)
   terminations, so the predictor stays online (no function before the first refit).
-* **relevant history** [C]: the tuple's terminated jobs, latest termination first:
+* **history** [V]: the latest ``history`` (15,000) terminated jobs, the oldest dropped
+  as a new one ends (003 section V: "the history set consists of 15,000 jobs"); the
+  load functions, the relevant history, the probabilities and the baseline read only
+  it.
+* **relevant history** [C]: the tuple's jobs in the history, latest termination first:
   the 10 latest, then older ones one by one until the span (max - min) of their run
   times reaches 90 % of the span of all the tuple's jobs.
 * **rangeSet** [D]: each relevant job ``h`` (run time ``r_h``, actual load ``L_h``)
@@ -38,7 +42,7 @@ disjoint ranges of run times, each with a probability. The steps, as the paper g
   overlaps it fully) is merged into the top, else its overlapping part is cut off (it
   starts where the top ends), so the final ranges are disjoint. A run time on the
   limit between two ranges belongs to the upper one.
-* **probabilities** [F]: the share of all the tuple's terminated jobs whose run time
+* **probabilities** [F]: the share of the tuple's jobs in the history whose run time
   falls in each range. Ranges no job falls in ("new" ranges) share 0.1 equally and the
   others 0.9 in proportion to their counts (if every range is new, they share 1
   equally; if none is, the counts are normalised to 1). Only the 25 most probable
@@ -50,8 +54,8 @@ disjoint ranges of run times, each with a probability. The steps, as the paper g
 
 Metrics (003 section VI-B, Tables VI and VII), over test jobs with history: **SR**, the
 share of jobs whose run time lies in one of the ranges; **C**, coverage, the total
-length of the ranges over the length of the *baseline* range [min, max] of the tuple's
-terminated jobs' run times, in percent, averaged over jobs whose baseline range has a
+length of the ranges over the length of the *baseline* range [min, max] of the run
+times of the tuple's jobs in the history, in percent, averaged over jobs whose baseline range has a
 positive length (``C_of_totals``: the ratio of the summed lengths); the baseline's own
 SR; **AAE** of the point prediction, in minutes.
 
@@ -69,6 +73,7 @@ import bisect
 import dataclasses
 import sys
 import time
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,6 +109,8 @@ class RangeSetConfig:
         max_ranges: at most this many ranges per rangeSet.
         window: seconds of history for the predicted load (a week).
         refit: refit the load functions after every ``refit`` terminations.
+        history: the history is the latest ``history`` terminated jobs (003 V: 15,000);
+            0 keeps every terminated job.
         shift: ``"additive"`` (003) or ``"relative"`` shift of a load function.
     """
 
@@ -121,6 +128,7 @@ class RangeSetConfig:
     window: float = WEEK
     refit: int = 5000
     shift: str = "additive"
+    history: int = 15_000
 
     def __post_init__(self) -> None:
         for name in ("k", "l", "recent", "max_ranges", "refit"):
@@ -141,6 +149,12 @@ class RangeSetConfig:
                 raise InvalidConfigError(f"rangeset: {name} must be at most 1, got {getattr(self, name)!r}")
         if self.window <= 0:
             raise InvalidConfigError(f"rangeset: window must be positive seconds, got {self.window!r}")
+        if (
+            isinstance(self.history, bool)
+            or not isinstance(self.history, (int, np.integer))
+            or self.history < 0
+        ):
+            raise InvalidConfigError(f"rangeset: history must be a number of jobs >= 0, got {self.history!r}")
         if self.shift not in SHIFTS:
             raise InvalidConfigError(
                 f"rangeset: shift must be one of {', '.join(SHIFTS)}, got {self.shift!r}"
@@ -409,6 +423,46 @@ class LoadTracker:
         return self.usage[-1] if self.usage else 0.0
 
 
+class TupleHistory:
+    """The latest ``size`` terminated jobs, by (user, size, queue, group) tuple.
+
+    003 (section V) keeps a history of 15,000 jobs, dropping the oldest as a new one
+    comes; both the rangeSets and the baseline range read it. Each tuple's run times and
+    loads are kept oldest first.
+    """
+
+    def __init__(self, size: int | None = 15_000) -> None:
+        self.size = size
+        self.keys: deque[int] = deque()
+        self.runtimes: deque[float] = deque()
+        self.loads: deque[float] = deque()
+        self._rt: dict[int, deque[float]] = {}
+        self._load: dict[int, deque[float]] = {}
+
+    def add(self, key: int, runtime: float, load: float = 0.0) -> None:
+        self.keys.append(key)
+        self.runtimes.append(runtime)
+        self.loads.append(load)
+        if key not in self._rt:
+            self._rt[key] = deque()
+            self._load[key] = deque()
+        self._rt[key].append(runtime)
+        self._load[key].append(load)
+        if self.size is not None and len(self.keys) > self.size:
+            old = self.keys.popleft()
+            self.runtimes.popleft()
+            self.loads.popleft()
+            self._rt[old].popleft()  # a tuple's oldest is the window's oldest of that tuple
+            self._load[old].popleft()
+
+    def runtimes_of(self, key: int) -> deque[float] | None:
+        """The tuple's run times, oldest first (None or empty: no history)."""
+        return self._rt.get(key)
+
+    def loads_of(self, key: int) -> deque[float]:
+        return self._load[key]
+
+
 # ------------------------------------------------------------------ the predictor
 class RangeSetPredictor(Predictor):
     """003's execution-time rangeSets; the point prediction is what dispatchers plan with.
@@ -439,11 +493,26 @@ class RangeSetPredictor(Predictor):
         window: float = WEEK,
         refit: int = 5000,
         shift: str = "additive",
+        history: int = 15_000,
         record: bool = False,
     ) -> None:
         super().__init__()
         self.config = RangeSetConfig(
-            k, l, m, x, eps, recent, span, compact, overlap, new_mass, max_ranges, window, refit, shift
+            k,
+            l,
+            m,
+            x,
+            eps,
+            recent,
+            span,
+            compact,
+            overlap,
+            new_mass,
+            max_ranges,
+            window,
+            refit,
+            shift,
+            history,
         )
         self.record = bool(record)
 
@@ -468,11 +537,8 @@ class RangeSetPredictor(Predictor):
         self._load = LoadTracker()
         self._started_used = np.zeros(n)
         self._started_at = np.zeros(n)
-        self._hist_rt: dict[int, list[float]] = {}
-        self._hist_load: dict[int, list[float]] = {}
-        self._ended_key: list[int] = []
-        self._ended_rt: list[float] = []
-        self._ended_load: list[float] = []
+        self.history = TupleHistory(self.config.history or None)
+        self._ends = 0
         self.slopes = np.zeros(0)
         self.intercepts = np.zeros(0)
         self.rangesets: dict[int, RangeSet] = {}
@@ -495,20 +561,18 @@ class RangeSetPredictor(Predictor):
         load = max(load, 0.0)
         tracker.end(now, procs)
         key = self._key[job]
-        self._hist_rt.setdefault(key, []).append(runtime)
-        self._hist_load.setdefault(key, []).append(load)
-        self._ended_key.append(key)
-        self._ended_rt.append(runtime)
-        self._ended_load.append(load)
-        if len(self._ended_key) % self.config.refit == 0:
+        self.history.add(key, runtime, load)
+        self._ends += 1
+        if self._ends % self.config.refit == 0:
             self._refit()
 
     def _refit(self) -> None:
-        """The load functions from every terminated job so far (003 III-B)."""
+        """The load functions from the jobs of the history (003 III-B)."""
         cfg = self.config
-        key = np.array(self._ended_key)
-        rt = np.array(self._ended_rt)
-        load = np.array(self._ended_load)
+        h = self.history
+        key = np.array(h.keys, dtype=np.int64)
+        rt = np.array(h.runtimes)
+        load = np.array(h.loads)
         order = np.argsort(key, kind="stable")
         key, rt, load = key[order], rt[order], load[order]
         _, first, count = np.unique(key, return_index=True, return_counts=True)
@@ -537,13 +601,18 @@ class RangeSetPredictor(Predictor):
     def rangeset(self, job: int, now: float) -> RangeSet | None:
         """The rangeSet of ``job`` submitted at ``now``; None if its tuple has no history."""
         key = self._key[job]
-        rts = self._hist_rt.get(key)
+        rts = self.history.runtimes_of(key)
         if not rts:
             return None
         target = self.target_load(now)
         self.predicted_load[job] = target
         return predict_rangeset(
-            np.array(rts), np.array(self._hist_load[key]), target, self.slopes, self.intercepts, self.config
+            np.array(rts),
+            np.array(self.history.loads_of(key)),
+            target,
+            self.slopes,
+            self.intercepts,
+            self.config,
         )
 
     def on_submit(self, job: int, now: float) -> None:
@@ -677,6 +746,7 @@ def evaluate_runtime_predictor(
     first: int = 20_000,
     jobs: int | None = 40_000,
     *,
+    history: int = 15_000,
     progress: bool = False,
 ) -> RuntimeEvaluation:
     """Predictions of ``predictor`` for jobs ``first .. first + jobs - 1``, fed the logged schedule.
@@ -685,7 +755,8 @@ def evaluate_runtime_predictor(
     in time order, as in a simulation, from the first job on (003 V: history from the
     trace's start, test set from job 20,001); its prediction of each test job right
     after that job's submission is scored. The baseline range of a job is [min, max] of
-    the run times of its tuple's jobs terminated before its submission.
+    the run times of its tuple's jobs among the latest ``history`` terminated before its
+    submission (0: all of them); for a rangeSet predictor, its own ``history``.
 
     Raises:
         InvalidConfigError: ``first`` or ``jobs`` leave no test job.
@@ -709,8 +780,9 @@ def evaluate_runtime_predictor(
     key = _tuple_keys(w)
     base_lo = np.full(stop_job, np.inf)
     base_hi = np.full(stop_job, -np.inf)
-    lo_seen: dict[int, float] = {}
-    hi_seen: dict[int, float] = {}
+    if rset is not None:
+        history = rset.config.history
+    seen = TupleHistory(history or None)
     on_end, on_submit, on_start = pred.on_end, pred.on_submit, pred.on_start
     prediction = pred.prediction
     bar = _bar(len(kinds), pred.name) if progress else None
@@ -718,21 +790,16 @@ def evaluate_runtime_predictor(
     for i, (kind, j, t) in enumerate(zip(kinds.tolist(), evjobs.tolist(), times.tolist(), strict=True)):
         if kind == 0:
             on_end(j, t, runtime[j])
-            k = key[j]
-            r = runtime[j]
-            if r < lo_seen.get(k, np.inf):
-                lo_seen[k] = r
-            if r > hi_seen.get(k, -np.inf):
-                hi_seen[k] = r
+            seen.add(key[j], runtime[j])
         elif kind == 1:
             if j == first:
                 t0 = time.perf_counter()
             on_submit(j, t)
             if j >= first:
                 point[j] = prediction[j]
-                k = key[j]
-                if k in lo_seen:
-                    base_lo[j], base_hi[j] = lo_seen[k], hi_seen[k]
+                rts = seen.runtimes_of(key[j])
+                if rts:
+                    base_lo[j], base_hi[j] = min(rts), max(rts)
         else:
             on_start(j, t)
         if bar is not None and i % 10_000 == 0:
@@ -835,6 +902,13 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--predictor", default="rangeset", help="runtime predictor (see `hpcgym predictors`)")
     p.add_argument("--test-from", type=int, default=20_000, help="first test job (0-based; 003: 20,000)")
     p.add_argument("--test-jobs", type=int, default=40_000, help="number of test jobs (003: 40,000)")
+    p.add_argument(
+        "--history",
+        type=int,
+        default=15_000,
+        help="the baseline range reads the latest N terminated jobs (003: 15,000; 0: all); a rangeset "
+        "predictor uses its own history parameter (rangeset:history=N)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     p.add_argument(
         "--ranges-out", type=Path, default=None, help="write every test job's ranges (.csv or .parquet)"

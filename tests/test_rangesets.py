@@ -19,6 +19,7 @@ from hpcgym.rangesets import (
     LoadTracker,
     RangeSet,
     RangeSetPredictor,
+    TupleHistory,
     evaluate_runtime_predictor,
     fit_load_function,
     job_ranges,
@@ -122,6 +123,15 @@ def test_job_ranges_shift_and_compact():
         RangeSetPredictor().config,
     )
     assert rs.lo.tolist() == [100.0, 300.0] and rs.p.tolist() == pytest.approx([2 / 3, 1 / 3])
+
+
+def test_history_keeps_the_latest_jobs():
+    h = TupleHistory(3)
+    for key, rt in [(1, 10.0), (2, 20.0), (1, 11.0), (1, 12.0)]:
+        h.add(key, rt)
+    assert list(h.runtimes_of(1)) == [11.0, 12.0] and list(h.runtimes_of(2)) == [20.0]
+    h.add(3, 1.0)
+    assert not h.runtimes_of(2) and list(h.keys) == [1, 1, 3]
 
 
 def test_load_tracker_integrates_usage():
