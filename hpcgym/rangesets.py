@@ -56,7 +56,8 @@ Metrics (003 section VI-B, Tables VI and VII), over test jobs with history: **SR
 share of jobs whose run time lies in one of the ranges; **C**, coverage, the total
 length of the ranges over the length of the *baseline* range [min, max] of the run
 times of the tuple's jobs in the history, in percent, averaged over jobs whose baseline range has a
-positive length (``C_of_totals``: the ratio of the summed lengths); the baseline's own
+positive length (``C_of_totals``: the ratio of the summed lengths; ``C_median``: the
+median of the per-job ratios); the baseline's own
 SR; **AAE** of the point prediction, in minutes.
 
 :class:`RangeSetPredictor` is a :class:`~hpcgym.predictors.Predictor` (``rangeset``):
@@ -703,6 +704,7 @@ class RuntimeEvaluation:
             "SR": float("nan"),
             "C": float("nan"),
             "C_of_totals": float("nan"),
+            "C_median": float("nan"),
             "mean_ranges": float("nan"),
             "load_functions": self.load_functions,
         }
@@ -720,6 +722,7 @@ class RuntimeEvaluation:
             out["SR"] = _pct(hit.mean())
             out["C"] = _pct((length[pos] / base[pos]).mean()) if pos.any() else float("nan")
             out["C_of_totals"] = _pct(length[pos].sum() / base[pos].sum()) if pos.any() else float("nan")
+            out["C_median"] = _pct(np.median(length[pos] / base[pos])) if pos.any() else float("nan")
             out["mean_ranges"] = float(np.diff(self.ptr)[h].mean())
         return out
 
@@ -884,6 +887,7 @@ COLUMNS = (
     ("SR", "SR %", ".1f"),
     ("C", "C %", ".1f"),
     ("C_of_totals", "C totals %", ".1f"),
+    ("C_median", "C median %", ".1f"),
     ("AAE_min", "AAE [min]", ".1f"),
 )
 """The table ``hpcgym predict-eval`` prints: ``(key, header, format)``."""

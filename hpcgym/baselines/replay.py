@@ -113,8 +113,10 @@ class Replay(DispatcherBase):
         self._unknown = np.zeros(0, dtype=bool)
         self._started = np.zeros(0)
         self._overcommit = (0, 0.0)
+        self._view: SystemView | None = None
 
     def reset(self, view: SystemView) -> None:
+        self._view = view
         load_kernels()
         self._out.ready(view)
         n = len(view.submit)
@@ -138,6 +140,8 @@ class Replay(DispatcherBase):
         return self._due
 
     def __call__(self, view: SystemView) -> Decision | tuple[()]:
+        if view is not self._view:  # called without reset (a plain callable's wrapper): no log
+            self.reset(view)
         queue = view.queue
         ready = queue[self._due[queue] <= view.now]
         if not len(ready):
