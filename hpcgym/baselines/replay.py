@@ -21,9 +21,9 @@ larger than what the log allocated, field 5). What hpcgym does then:
 * each such delay is counted: ``delayed_jobs``, ``total_delay_s``, ``max_delay_s``;
   ``exact_jobs`` is how many started exactly at their logged start (``exact_share`` of
   all jobs). The log itself is also checked, independently of the run: the
-  ``log_overcommit_instants`` are the instants that start a job after which the
-  logged schedule's running jobs ask, in the machine's first resource type (the
-  processors of an SWF trace), for more than the machine holds, and
+  ``log_overcommit_instants`` are the instants that start a job at which the
+  logged schedule asks, in the machine's first resource type (the processors of an SWF
+  trace), for more than the machine holds (:func:`log_overcommit`), and
   ``log_overcommit_seconds`` how long that lasted in all;
 * a job with an unknown wait (field 3 = -1, or a negative wait) is due at its
   submission: it starts as soon as it fits among the due jobs, and is counted in
@@ -69,31 +69,50 @@ def log_overcommit(
 ) -> tuple[int, float]:
     """Instants at which a schedule runs more than ``capacity``, and for how long in all.
 
-    Jobs run over ``[start, start + runtime)``; at one instant ends come before starts.
-    An instant counts if it starts a job and the usage right after it exceeds
-    ``capacity`` (an instant that only ends jobs cannot raise the usage).
+    Jobs run over ``[start, start + runtime)``; at one instant the jobs that end there end
+    first. An instant counts if it starts a job and the jobs running after it exceed
+    ``capacity``, or if a job of zero length starting there does not fit beside the jobs
+    running once that instant's ends are done (zero-length jobs may run one after
+    another, before the instant's other starts: each must fit alone).
+    The time in all is how long the usage stays above ``capacity``.
 
     >>> log_overcommit(np.array([0.0, 0.0, 5.0]), np.array([10.0, 10.0, 10.0]), np.array([3, 2, 1]), 4)
     (2, 10.0)
+    >>> log_overcommit(np.array([0.0, 5.0, 5.0]), np.array([10.0, 0.0, 0.0]), np.array([3, 1, 2]), 4)
+    (1, 0.0)
     """
-    n = len(start)
-    if n == 0:
+    if len(start) == 0:
         return 0, 0.0
-    times = np.concatenate([start + runtime, start])
-    delta = np.concatenate([-size, size]).astype(np.float64)
-    is_start = np.concatenate([np.zeros(n, dtype=bool), np.ones(n, dtype=bool)])
+    size = np.asarray(size, dtype=np.float64)
+    ran = runtime > 0
+    st, rt, sz = start[ran], runtime[ran], size[ran]
+    m = len(st)
+    times = np.concatenate([st + rt, st])
+    delta = np.concatenate([-sz, sz])
+    is_start = np.r_[np.zeros(m, dtype=bool), np.ones(m, dtype=bool)]
     order = np.lexsort((is_start, times))  # ends before starts at one instant
     times, delta, is_start = times[order], delta[order], is_start[order]
     usage = np.cumsum(delta)
-    new = np.r_[True, times[1:] != times[:-1]]
-    group = np.cumsum(new) - 1
-    last = np.r_[new[1:], True]  # the usage after an instant is that after its last event
-    t, after = times[last], usage[last]
-    has_start = np.zeros(len(t), dtype=bool)
-    np.logical_or.at(has_start, group, is_start)
-    over = after > capacity
-    duration = np.diff(t, append=t[-1])
-    return int((over & has_start).sum()), float(duration[over].sum())
+    new = np.r_[True, times[1:] != times[:-1]] if m else np.zeros(0, dtype=bool)
+    first = np.flatnonzero(new)
+    last = np.append(first[1:], len(times))[: len(first)] - 1
+    t = times[first]
+    after = usage[last]  # from this instant to the next
+    starts_here = np.logical_or.reduceat(is_start, first) if m else np.zeros(0, dtype=bool)
+    over_at = set(t[starts_here & (after > capacity)].tolist())
+    # zero-length jobs: each beside the jobs running once its instant's ends are done
+    # (before that instant's other starts: replay starts them first)
+    zs, zsize = start[~ran], size[~ran]
+    if m:
+        ends_sum = np.add.reduceat(np.where(is_start, 0.0, delta), first)
+        after_ends = np.r_[0.0, after[:-1]] + ends_sum
+        i = np.maximum(np.searchsorted(t, zs, side="right") - 1, 0)
+        beside = np.where(t[i] == zs, after_ends[i], np.where(t[i] < zs, after[i], 0.0))
+    else:
+        beside = np.zeros(len(zs))
+    over_at.update(zs[beside + zsize > capacity].tolist())
+    duration = np.diff(t, append=t[-1]) if m else np.zeros(0)
+    return len(over_at), float(duration[after > capacity].sum())
 
 
 class Replay(DispatcherBase):
