@@ -80,6 +80,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from hpcgym.cli import add_trace_arguments, command, load_trace
 from hpcgym.errors import InvalidConfigError
@@ -176,22 +177,34 @@ def merge_ranges(lo: np.ndarray, hi: np.ndarray, overlap: float = 0.5) -> tuple[
     (array([ 0., 10.]), array([10., 30.]))
     """
     order = np.lexsort((hi, lo))
-    out_lo: list[float] = []
-    out_hi: list[float] = []
-    for a, b in zip(lo[order].tolist(), hi[order].tolist(), strict=True):
-        if out_lo:
-            ta, tb = out_lo[-1], out_hi[-1]
+    out_lo = np.asarray(lo, dtype=np.float64)[order]
+    out_hi = np.asarray(hi, dtype=np.float64)[order]
+    k = _merge_sorted(out_lo, out_hi, float(overlap))
+    return out_lo[:k].copy(), out_hi[:k].copy()
+
+
+@njit(cache=True)
+def _merge_sorted(lo: np.ndarray, hi: np.ndarray, overlap: float) -> int:
+    """:func:`merge_ranges` in place on ranges sorted by (lo, hi); returns how many are kept."""
+    k = 0
+    for i in range(len(lo)):
+        a = lo[i]
+        b = hi[i]
+        if k:
+            ta = lo[k - 1]
+            tb = hi[k - 1]
             if b <= tb:
                 continue  # inside the kept range
             if a <= tb:
                 shorter = min(tb - ta, b - a)
                 if shorter <= 0 or tb - a > overlap * shorter:
-                    out_hi[-1] = b
+                    hi[k - 1] = b
                     continue
                 a = tb  # the overlapping part goes to the kept range
-        out_lo.append(a)
-        out_hi.append(b)
-    return np.array(out_lo), np.array(out_hi)
+        lo[k] = a
+        hi[k] = b
+        k += 1
+    return k
 
 
 def locate(lo: np.ndarray, hi: np.ndarray, x: np.ndarray) -> np.ndarray:
