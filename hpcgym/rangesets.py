@@ -11,7 +11,7 @@ disjoint ranges of run times, each with a probability. The steps, as the paper g
   jobs' share of the machine at its start. The *predicted load* of a new job is the
   average load of the 30-minute intervals of the week before its submission, i.e. the
   CPU time used in that week over ``week x P`` (jobs still running count up to now).
-* **load functions** [B]: from the terminated jobs, the tuples (user, request size,
+* **load functions** [B]: from the jobs of the history, the tuples (user, request size,
   queue, group) with at least ``l`` (10) jobs whose loads span at least ``m`` (0.5)
   are candidates; the ``k`` (25) with most jobs each give one function. Their jobs are
   put in 20 load bins of width 0.05 (loads of 1 and more in the last); in each bin a
@@ -22,8 +22,8 @@ disjoint ranges of run times, each with a probability. The steps, as the paper g
   ``X`` (50 %) from one to the next is found by dynamic programming over the DAG of
   003's Fig. 2, and a line is fitted to it (``numpy.polyfit``, degree 1); fewer than two
   points give no function. 003 fits the functions once on a validation set; here they
-  are refitted from every terminated job so far after each ``refit`` (5,000)
-  terminations, so the predictor stays online (no function before the first refit).
+  are refitted from the history (below) after each ``refit`` (5,000) terminations, so
+  the predictor stays online (no function before the first refit).
 * **history** [V]: the latest ``history`` (15,000) terminated jobs, the oldest dropped
   as a new one ends (003 section V: "the history set consists of 15,000 jobs"); the
   load functions, the relevant history, the probabilities and the baseline read only
@@ -49,16 +49,16 @@ disjoint ranges of run times, each with a probability. The steps, as the paper g
   ranges are kept (then renormalised).
 * **point prediction** [VI-B]: the probability-weighted sum of the range medians
   (midpoints).
-* a job whose tuple has no terminated job yet gets no rangeSet: the predictor then
+* a job whose tuple has no job in the history gets no rangeSet: the predictor then
   predicts its estimate, and the evaluation counts it apart (``jobs_without_history``).
 
 Metrics (003 section VI-B, Tables VI and VII), over test jobs with history: **SR**, the
 share of jobs whose run time lies in one of the ranges; **C**, coverage, the total
 length of the ranges over the length of the *baseline* range [min, max] of the run
-times of the tuple's jobs in the history, in percent, averaged over jobs whose baseline range has a
-positive length (``C_of_totals``: the ratio of the summed lengths; ``C_median``: the
-median of the per-job ratios); the baseline's own
-SR; **AAE** of the point prediction, in minutes.
+times of the tuple's jobs in the history, in percent, averaged over jobs whose baseline
+range has a positive length (``C_of_totals``: the ratio of the summed lengths;
+``C_median``: the median of the per-job ratios); the baseline's own SR; **AAE** of the
+point prediction, in minutes.
 
 :class:`RangeSetPredictor` is a :class:`~hpcgym.predictors.Predictor` (``rangeset``):
 any dispatcher can plan with its point prediction (capped by the estimate, as
@@ -71,7 +71,6 @@ from __future__ import annotations
 
 import argparse
 import bisect
-import dataclasses
 import sys
 import time
 from collections import deque
@@ -993,6 +992,7 @@ __all__ = [
     "RangeSetConfig",
     "RangeSetPredictor",
     "RuntimeEvaluation",
+    "TupleHistory",
     "evaluate_runtime_predictor",
     "fit_load_function",
     "job_ranges",
@@ -1003,4 +1003,3 @@ __all__ = [
     "range_probabilities",
     "relevant_count",
 ]
-_ = dataclasses  # the config is a dataclass; replace() works on it
