@@ -9,7 +9,7 @@ FULL_STAMP := $(VENV)/.installed-all
 # Every optional extra of pyproject.toml (rl, plot, dev, ...), read from the file so a new one is included.
 EXTRAS = $(shell $(PY) -c "import tomllib; print(','.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']))")
 
-.PHONY: demo test long-test bench lint clean
+.PHONY: demo test long-test rllib-test bench lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,15 @@ long-test: $(FULL_STAMP)
 		tests/test_properties.py tests/test_reference.py tests/test_env_baselines.py tests/test_workload.py \
 		tests/test_allocator.py tests/test_machine.py tests/test_generate.py
 
+# The env under Ray RLlib, in a venv of its own: ray[rllib] pins its own Gymnasium release,
+# so it is not one of the extras `make test` installs (tests/test_rllib.py skips there).
+RLLIB_VENV := .venv-rllib
+rllib-test:
+	test -x $(RLLIB_VENV)/bin/python || $(PYTHON) -m venv $(RLLIB_VENV)
+	$(RLLIB_VENV)/bin/python -m pip install --quiet "torch==2.13.0"
+	$(RLLIB_VENV)/bin/python -m pip install --quiet "ray[rllib]>=2.40" pytest hypothesis -e .
+	$(RLLIB_VENV)/bin/python -m pytest -q -p no:cacheprovider -o addopts="" tests/test_rllib.py
+
 bench: $(FULL_STAMP)
 	$(PY) -m pytest -q -n 2 -m expensive
 	$(PY) benchmarks/run.py
@@ -50,4 +59,4 @@ lint: $(FULL_STAMP)
 	$(VENV)/bin/mypy hpcgym
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(RLLIB_VENV) build *.egg-info .pytest_cache .hypothesis

@@ -21,8 +21,9 @@ from hpcgym.errors import InvalidConfigError, MissingExtraError
 
 EXTRAS: dict[str, tuple[str, ...]] = {
     "plot": ("matplotlib",),
-    "rl": ("torch", "stable_baselines3", "sb3_contrib"),
+    "rl": ("torch", "stable_baselines3", "sb3_contrib", "tyro"),
     "cp": ("ortools",),
+    "ray": ("ray",),
 }
 """The optional extras of ``pyproject.toml`` and the modules each provides."""
 
@@ -41,7 +42,7 @@ def require(extra: str, *modules: str, what: str) -> None:
     """Raise unless every module of ``extra`` (or the ``modules`` given) can be imported.
 
     Args:
-        extra: the extra that installs them (``"plot"``, ``"rl"``, ``"cp"``).
+        extra: the extra that installs them (``"plot"``, ``"rl"``, ``"cp"``, ``"ray"``).
         modules: the modules needed; by default all those of the extra (:data:`EXTRAS`).
         what: what needs them, for the message (``"--plot"``, ``"training"``).
 

@@ -465,9 +465,35 @@ def _machines(args: argparse.Namespace) -> int:
     return 0
 
 
-def _predictors(args: argparse.Namespace) -> int:
-    from hpcgym.predictors import predictor_aliases, predictor_names
+def _configure_predictors(p: argparse.ArgumentParser) -> None:
+    _configure_none(p)
+    p.add_argument(
+        "--space",
+        action="store_true",
+        help="print 004 section 7's 8,640 user-history configurations, one name a line",
+    )
+    p.add_argument(
+        "--sample",
+        type=int,
+        default=None,
+        metavar="N",
+        help="print N distinct configurations of the space, drawn",
+    )
+    p.add_argument("--seed", type=int, default=0, help="the --sample draw's seed (default 0)")
 
+
+def _predictors(args: argparse.Namespace) -> int:
+    from hpcgym.predictors import predictor_aliases, predictor_names, predictor_space, sample_predictor_space
+
+    if args.space or args.sample is not None:
+        configs = (
+            list(predictor_space()) if args.sample is None else sample_predictor_space(args.sample, args.seed)
+        )
+        if args.json:
+            print(json.dumps([str(c) for c in configs]))
+        else:
+            print("\n".join(str(c) for c in configs))
+        return 0
     names = predictor_names()
     aliases: dict[str, list[str]] = {}
     for alias, target in predictor_aliases().items():
@@ -605,7 +631,9 @@ def _convert(args: argparse.Namespace) -> int:
 
 command("simulate", "replay a trace under one policy and report its metrics")(_configure_simulate)(_simulate)
 command("policies", "list the dispatcher presets and what each combines")(_configure_none)(_policies)
-command("predictors", "list the runtime predictors")(_configure_none)(_predictors)
+command("predictors", "list the runtime predictors (--space: 004's predictor space)")(_configure_predictors)(
+    _predictors
+)
 command("machines", "list the machine presets: nodes, resources, groups and queues")(_configure_none)(
     _machines
 )
@@ -640,6 +668,8 @@ def _load_plugins() -> None:
         "hpcgym.generate",
         "hpcgym.study",
         "hpcgym.evaluate",
+        "hpcgym.train",
+        "hpcgym.sweep",
         "hpcgym.rangesets",
     ):
         try:

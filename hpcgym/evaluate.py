@@ -18,7 +18,11 @@ dispatcher callable (``view -> jobs``) is simulated directly by the engine on ea
 window's jobs; an agent (anything with ``predict``, e.g. a stable-baselines3 model, or a
 saved model ``.zip``) acts through :class:`~hpcgym.env.DispatchEnv` reset to the same
 window (``options={"offset": ...}``), which builds the same episode from the same
-functions. Both are measured the same way: every job of the window (the env's
+functions. A model saved by ``hpcgym train`` carries its environment configuration
+(:mod:`hpcgym.agents.common`): its environment is rebuilt from it, explicit
+``env_kwargs`` override it except where they contradict what the model sees or what its
+actions mean (an error), and the CLI takes the model's trace when no ``--trace`` is
+given. Both are measured the same way: every job of the window (the env's
 ``include_all`` default), with :func:`~hpcgym.metrics.compute_metrics`.
 
 Per policy the summary gives, over the windows: the mean and the median of the
@@ -145,6 +149,7 @@ class Candidate:
         predictor: the predictor name the dispatcher plans with (dispatchers).
         agent: the object with ``predict`` (agents).
         preset: the canonical preset name (registered dispatchers), else "".
+        metadata: what a model saved by ``hpcgym train`` carries (agents), else None.
     """
 
     name: str
@@ -153,6 +158,7 @@ class Candidate:
     make: Callable[[], Any] | None = None
     predictor: Callable[[], Any] | None = None
     agent: Any = None
+    metadata: dict[str, Any] | None = None
 
 
 def _model_is_maskable(path: Path) -> bool:
@@ -192,7 +198,10 @@ def _candidate(policy: Any, name: str | None, predictor: str | None) -> Candidat
     if isinstance(policy, (str, os.PathLike)):
         text = os.fspath(policy)
         if text.endswith(".zip") or (os.sep in text and Path(text).exists()):
-            return Candidate(name or Path(text).stem, "agent", agent=load_model(text))
+            from hpcgym.agents.common import read_metadata
+
+            model = load_model(text)
+            return Candidate(name or Path(text).stem, "agent", agent=model, metadata=read_metadata(text))
         key = resolve_policy_name(text)
         return Candidate(
             name or key,
@@ -240,6 +249,52 @@ def candidates(
     if dup:
         raise InvalidConfigError(f"policies: the name(s) {', '.join(dup)} are given twice; name them apart")
     return out
+
+
+def agent_env_kwargs(
+    c: Candidate,
+    env_kwargs: Mapping[str, Any] | None,
+    predictor: str | None,
+    split_fractions: tuple[float, float, float],
+) -> tuple[str | None, dict[str, Any]]:
+    """The predictor and environment arguments an agent plays with.
+
+    A model saved by ``hpcgym train`` brings its own (everything but the trace and the
+    windows, :func:`hpcgym.agents.common.evaluation_env_kwargs`); ``env_kwargs``
+    override them, and ``predictor`` overrides the model's predictor.
+
+    Raises:
+        InvalidConfigError: an explicit argument contradicts the model where that matters
+            (:data:`hpcgym.agents.common.SHAPING`: what it sees or what its actions mean),
+            or the model was trained with other split fractions (its test split would
+            not be held out).
+    """
+    kw = dict(env_kwargs or {})
+    if c.metadata is not None:
+        from hpcgym.agents.common import SHAPING, evaluation_env_kwargs
+
+        recorded = evaluation_env_kwargs(c.metadata)
+        for key, value in kw.items():
+            mine = recorded.get(key)
+            if key in SHAPING and key in recorded and _same(value) != _same(mine):
+                raise InvalidConfigError(
+                    f"{key} (--{key.replace('_', '-')}): {value!r} contradicts the model {c.name!r}, "
+                    f"trained with {key}={mine!r}; leave it out to use the model's"
+                )
+        fractions = c.metadata["env"]["kwargs"].get("split_fractions")
+        if fractions is not None and _same(fractions) != _same(split_fractions):
+            raise InvalidConfigError(
+                f"split_fractions: the model {c.name!r} was trained with split fractions {fractions}, "
+                f"not {list(split_fractions)}: its training windows may fall in this evaluation's split"
+            )
+        kw = {**recorded, **kw}
+    pred = kw.pop("predictor", None)
+    return (predictor if predictor is not None else pred), kw
+
+
+def _same(value: Any) -> Any:
+    """``value`` comparable with its JSON round trip (lists and tuples alike)."""
+    return tuple(value) if isinstance(value, (list, tuple)) else value
 
 
 # ----------------------------------------------------------------------------- windows
@@ -600,7 +655,8 @@ def evaluate(
         confidence: level of the intervals.
         n_resamples: bootstrap resamples.
         env_kwargs: further :class:`~hpcgym.env.DispatchEnv` arguments for agents
-            (``window_size``, ``backfill``, ``observations``...).
+            (``window_size``, ``backfill``, ``observations``...); a saved model's own
+            are used otherwise (:func:`agent_env_kwargs`).
         progress: one line per policy and window on stderr.
 
     Raises:
@@ -613,13 +669,19 @@ def evaluate(
     ref = resolve_policy_name(reference)
     warm = episodes.WarmStart(w, warm_policy) if warm_start else None
     per_window: dict[str, list[dict[str, Any]]] = {c.name: [] for c in cands}
+    # every agent's environment arguments checked before anything runs
+    setups = {
+        c.name: agent_env_kwargs(c, env_kwargs, predictor, split_fractions)
+        for c in cands
+        if c.kind == "agent"
+    }
+    agent_env = {name: {"predictor": pred, **kw} for name, (pred, kw) in setups.items()}
     t0 = time.perf_counter()
     for ci, c in enumerate(cands):
         player = None
         if c.kind == "agent":
-            player = _AgentEnv(
-                c.agent, w, window_jobs, job_range, warm_start, warm_policy, predictor, env_kwargs or {}
-            )
+            pred, kw = setups[c.name]
+            player = _AgentEnv(c.agent, w, window_jobs, job_range, warm_start, warm_policy, pred, kw)
         for k, off in enumerate(offsets):
             steps = invalid = 0
             if player is not None:
@@ -664,6 +726,7 @@ def evaluate(
         "n_resamples": n_resamples,
         "measured_set": "all",
         "env_kwargs": json_ready(dict(env_kwargs or {})),
+        "agent_env": json_ready(agent_env),
     }
     notes = [
         f"{len(offsets)} non-overlapping windows of {window_jobs} jobs in the {split!r} split, jobs "
@@ -699,7 +762,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="PATH",
         help="a saved stable-baselines3 model (.zip; MaskablePPO if trained with masks, else PPO); "
-        "repeatable",
+        "repeatable. A model of `hpcgym train` brings its environment configuration and, without "
+        "--trace/--workload, its trace",
     )
     p.add_argument(
         "--split", default="test", choices=episodes.SPLITS, help="split of the windows (default test)"
@@ -715,9 +779,17 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
-    p.add_argument("--window-size", type=int, default=None, help="models: K, waiting jobs the agent sees")
     p.add_argument(
-        "--backfill", default=None, choices=("none", "easy"), help="models: the env's backfill mode"
+        "--window-size",
+        type=int,
+        default=None,
+        help="models: K, waiting jobs the agent sees (default: the model's, else 64)",
+    )
+    p.add_argument(
+        "--backfill",
+        default=None,
+        choices=("none", "easy"),
+        help="models: the env's backfill mode (default: the model's, else none)",
     )
     p.add_argument("--out", type=Path, default=None, help="write JSON, CSVs and the two PNG plots here")
     p.add_argument("--no-plots", action="store_true", help="with --out: no PNG files")
@@ -745,6 +817,7 @@ def _run(args: argparse.Namespace) -> int:
     env_kwargs = {
         k: v for k, v in (("window_size", args.window_size), ("backfill", args.backfill)) if v is not None
     }
+    _trace_from_models(args)
     w = load_trace(args)
     print(w.report, file=sys.stderr)
     ev = evaluate(
@@ -773,6 +846,42 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _trace_from_models(args: argparse.Namespace) -> None:
+    """Without ``--trace``/``--workload``: the trace (and machine) the ``--model`` files were trained on.
+
+    Raises:
+        InvalidConfigError: the models were trained on different traces.
+    """
+    if not args.model or args.trace is not None or args.workload is not None:
+        return
+    from hpcgym.agents.common import read_metadata
+    from hpcgym.jobtable import is_job_table
+
+    seen = {}
+    for path in args.model:
+        meta = read_metadata(path) if Path(path).is_file() else None
+        if meta is not None:
+            env = meta["env"]
+            seen[path] = (env["trace"], env["kwargs"].get("machine"), env["kwargs"].get("procs"))
+    if len(set(seen.values())) > 1:
+        raise InvalidConfigError(
+            "--model: the models were trained on different traces ("
+            + "; ".join(f"{p}: {t[0] or 'the bundled trace'}" for p, t in seen.items())
+            + "); give --trace or --workload"
+        )
+    if not seen:
+        return
+    trace, machine, procs = next(iter(seen.values()))
+    if trace is not None:
+        if is_job_table(trace):
+            args.workload = Path(trace)
+        else:
+            args.trace = Path(trace)
+    if args.machine is None and args.procs is None:
+        args.machine, args.procs = machine, procs
+    print(f"trace of the model: {trace or 'the bundled trace'}", file=sys.stderr)
+
+
 def _register() -> None:
     from hpcgym.cli import command
 
@@ -785,4 +894,4 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["BASELINES", "Evaluation", "evaluate", "evaluation_offsets", "load_model"]
+__all__ = ["BASELINES", "Evaluation", "agent_env_kwargs", "evaluate", "evaluation_offsets", "load_model"]

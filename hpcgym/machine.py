@@ -353,24 +353,7 @@ class Machine:
             FileNotFoundError: the file does not exist.
         """
         p = Path(path)
-        text = p.read_text(encoding="utf-8")
-        if p.suffix.lower() in (".yaml", ".yml"):
-            try:
-                import yaml  # type: ignore[import-untyped]
-            except ImportError:
-                raise InvalidConfigError(
-                    f"{p}: reading a YAML machine needs PyYAML (pip install pyyaml); or write it as TOML"
-                ) from None
-            try:
-                data = yaml.safe_load(text)
-            except yaml.YAMLError as err:
-                raise InvalidConfigError(f"{p}: not valid YAML: {err}") from err
-        else:
-            toml = _toml_module()
-            try:
-                data = toml.loads(text)
-            except toml.TOMLDecodeError as err:
-                raise InvalidConfigError(f"{p}: not valid TOML: {err}") from err
+        data = read_toml_or_yaml(p, "machine")
         if isinstance(data, Mapping) and "name" not in data:
             data = {**data, "name": p.stem}
         return cls.from_dict(data, source=str(p))
@@ -403,6 +386,33 @@ class Machine:
             "nodes": node_types,
             "queues": {q: {"max_walltime_s": w, "ewt_s": e} for q, (w, e) in self.queues.items()},
         }
+
+
+def read_toml_or_yaml(path: Path, what: str) -> Any:
+    """The parsed contents of a TOML file, or of a YAML file (``.yaml``, ``.yml``) with PyYAML.
+
+    Raises:
+        InvalidConfigError: the file does not parse, or YAML without PyYAML; the message
+            names the file (and ``what`` it holds).
+        FileNotFoundError: the file does not exist.
+    """
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            import yaml  # type: ignore[import-untyped]
+        except ImportError:
+            raise InvalidConfigError(
+                f"{path}: reading a YAML {what} needs PyYAML (pip install pyyaml); or write it as TOML"
+            ) from None
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            raise InvalidConfigError(f"{path}: not valid YAML: {err}") from err
+    toml = _toml_module()
+    try:
+        return toml.loads(text)
+    except toml.TOMLDecodeError as err:
+        raise InvalidConfigError(f"{path}: not valid TOML: {err}") from err
 
 
 def _toml_module() -> Any:

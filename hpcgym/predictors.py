@@ -47,13 +47,22 @@ first and correction last, so ``+pcor`` corrects the scaled prediction.
 >>> p = make_predictor("user-avg:k=3+pcor")
 >>> p.name, p.corrects
 ('user-avg:k=3+pcor', True)
+
+004 section 7's 8,640 configurations of EASY++'s predictor are ``user-history:...``
+names (:class:`UserHistoryConfig`, :class:`UserHistory`); :func:`predictor_space` and
+:func:`sample_predictor_space` enumerate and sample them for parameter studies:
+
+>>> make_predictor("user-history:k=1,metric=max").name
+'user-history:k=1,metric=max'
 """
 
 from __future__ import annotations
 
 import bisect
 import functools
-from collections.abc import Callable, Hashable, Sequence
+import itertools
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import numpy as np
@@ -174,7 +183,532 @@ class Oracle(Predictor):
         self.prediction = np.asarray(workload.runtime, dtype=np.float64).copy()
 
 
-class LastKUserAverage(Predictor):
+# ---------------------------------------------------------------- 004's predictor space
+WINDOW_TYPES: dict[str, str] = {
+    "all": "all",
+    "immediate": "immediate",
+    "imm": "immediate",
+    "extended": "extended",
+    "ext": "extended",
+}
+"""``type=`` values (the paper's terms and their abbreviations in its Table 11) -> the canonical one."""
+FULLNESS: dict[str, str] = {"partial": "partial", "full": "full"}
+"""``fullness=`` values."""
+METRICS: dict[str, str] = {
+    "avg": "avg",
+    "average": "avg",
+    "mean": "avg",
+    "median": "median",
+    "med": "median",
+    "min": "min",
+    "minimum": "min",
+    "max": "max",
+    "maximum": "max",
+}
+"""``metric=`` values -> the canonical one."""
+FALLBACKS: dict[str, str] = {
+    "estimate": "estimate",
+    "est": "estimate",
+    "relative": "relative",
+    "rel": "relative",
+}
+"""``fallback=`` values -> the canonical one."""
+CORRECTIONS: dict[str, str] = {
+    "estimate": "estimate",
+    "est": "estimate",
+    "gradual": "gradual",
+    "exponential": "exponential",
+    "exp": "exponential",
+    "none": "none",
+}
+"""``correction=`` values -> the canonical one (``none`` is outside 004's space)."""
+PROPAGATION: dict[str, bool] = {"yes": True, "no": False, "true": True, "false": False}
+"""``propagation=`` values -> the flag."""
+ORDERS = ("submit", "end")
+"""``order=`` values: which terminated jobs are the "most recent" (see :class:`UserHistory`)."""
+EXPONENTIAL_GROWTH = 0.2
+"""``correction=exponential`` adds this fraction of the prediction (at least a minute) each time."""
+
+PREDICTOR_SPACE: dict[str, tuple[Any, ...]] = {
+    "correction": ("estimate", "gradual", "exponential"),
+    "fallback": ("estimate", "relative"),
+    "propagation": (False, True),
+    "fullness": ("partial", "full"),
+    "metric": ("avg", "median", "min", "max"),
+    "type": ("all", "immediate", "extended"),
+    "k": tuple(range(1, 31)),
+}
+"""004 section 7's parameters and their values, in its Fig. 9 order (left to right):
+3 x 2 x 2 x 2 x 4 x 3 x 30 = 8,640 configurations (its footnote 8)."""
+
+
+def _choice(parameter: str, value: object, allowed: dict[str, Any]) -> Any:
+    """The canonical form of ``value`` among ``allowed``'s keys (case-insensitive), else an error."""
+    if isinstance(value, str) and value.strip().lower() in allowed:
+        return allowed[value.strip().lower()]
+    if value is None and "none" in allowed:  # ``correction=none`` reads as None
+        return allowed["none"]
+    if isinstance(value, (bool, np.bool_)) and parameter == "propagation":
+        return bool(value)
+    names = " | ".join(dict.fromkeys(str(v) if not isinstance(v, bool) else k for k, v in allowed.items()))
+    aliases = ", ".join(k for k, v in allowed.items() if k != v and not isinstance(v, bool))
+    more = f" (aliases: {aliases})" if aliases else ""
+    raise InvalidConfigError(f"user-history: {parameter} must be {names}{more}, got {value!r}")
+
+
+def _positive_int(parameter: str, value: object) -> int:
+    """``value`` as an int if it is a positive whole number (not a bool), else an error."""
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_)
+    )
+    if not number or not np.isfinite(value) or int(value) != value or value < 1:  # type: ignore[call-overload,operator,arg-type]
+        raise InvalidConfigError(f"{parameter} must be a positive integer (1, 2, ...), got {value!r}")
+    return int(value)  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class UserHistoryConfig:
+    """One configuration of 004 section 7's history-based predictor (EASY++'s family).
+
+    Every parameter decides which of the user's terminated jobs (the *window*) predict a
+    new job's run time and what happens when there are none or the job outlives it. All
+    predictions are capped by the job's estimate, as in 004 section 3.1.
+
+    The string form ``user-history:k=2,type=all,...`` (``str(config)``) names the
+    predictor everywhere a predictor is named (``--predictor``, ``make_predictor``) and
+    :meth:`parse` reads it back; values are case-insensitive and the paper's
+    abbreviations are accepted (``imm``, ``ext``, ``med``, ``est``, ``rel``, ``exp``,
+    ``average``, ...). Omitted parameters take the defaults below, ``user-avg``'s
+    (``user-history`` is ``user-avg``, ``user-history:correction=estimate`` is EASY++'s
+    ``user-avg+pcor``); ``str(config)`` lists only the parameters that differ from them,
+    so one configuration has one name however it was spelt.
+
+    Attributes:
+        k: window size: how many history jobs (004: 1-30; any positive integer here).
+        type: which jobs may be in the window. ``all``: the user's ``k`` most recent
+            terminated jobs. ``immediate``: the same ``k`` jobs, used only if every one
+            had the new job's estimate, else the fallback (004 sections 4 and 6).
+            ``extended``: the ``k`` most recent terminated jobs of the user *with the new
+            job's estimate*, however old (the whole user history). "Similar" is "same
+            estimate" for both, as 004 defines it for ``immediate``.
+        fullness: ``partial``: predict from the window's jobs however few (at least
+            one); ``full``: only from ``k`` jobs, else the fallback.
+        metric: ``avg``, ``median`` (the mean of the two middle run times for an even
+            count), ``min`` or ``max`` of the window's run times.
+        fallback: the prediction without a usable window. ``estimate``: the user's
+            estimate. ``relative``: the estimate scaled by the user's past accuracy
+            (004 after Smith et al.), the mean of run time / estimate over *all* the
+            user's terminated jobs; the estimate if the user has none yet. With
+            ``type=all, fullness=partial`` the fallback only happens for a user without
+            history, so there both values predict alike (as in 004 Table 11, ranks 7/8).
+        propagation: ``yes``: when one of the user's jobs terminates, re-predict the
+            user's *waiting* jobs with the new history (the dispatcher sees the revised
+            predictions at once, through :meth:`Predictor.revise`); ``no``: a
+            prediction is made once, at submission. Running jobs are not re-predicted.
+        correction: what happens when a running job reaches its predicted end (see
+            :class:`CorrectionSteps`): ``estimate`` (jump to the estimate; 004 section
+            3.2, the ``+pcor`` modifier), ``gradual`` (1 min, 15 min, 30 min, 1 h, ...
+            added each time) or ``exponential`` (20 % added each time, at least 1 min);
+            ``none`` (the default; outside 004's space) keeps the prediction, as
+            ``user-avg`` does, and leaves correction to the policy preset or ``+pcor``.
+        order: ``submit`` (004's "most recently submitted (and already terminated)")
+            or ``end`` (most recently terminated); outside 004's space.
+
+    >>> c = UserHistoryConfig.parse("user-history:k=3,type=ext,metric=MED,propagation=yes,correction=est")
+    >>> str(c)
+    'user-history:k=3,type=extended,metric=median,propagation=yes,correction=estimate'
+    >>> UserHistoryConfig.parse(str(c)) == c, c.in_space
+    (True, True)
+    """
+
+    k: int = 2
+    type: str = "all"
+    fullness: str = "partial"
+    metric: str = "avg"
+    fallback: str = "estimate"
+    propagation: bool = False
+    correction: str = "none"
+    order: str = "submit"
+
+    def __post_init__(self) -> None:
+        try:
+            k = _positive_int("k", self.k)
+        except InvalidConfigError as err:
+            raise InvalidConfigError(f"user-history: {err} (004's space: 1-30)") from err
+        object.__setattr__(self, "k", k)
+        object.__setattr__(self, "type", _choice("type", self.type, WINDOW_TYPES))
+        object.__setattr__(self, "fullness", _choice("fullness", self.fullness, FULLNESS))
+        object.__setattr__(self, "metric", _choice("metric", self.metric, METRICS))
+        object.__setattr__(self, "fallback", _choice("fallback", self.fallback, FALLBACKS))
+        object.__setattr__(self, "propagation", _choice("propagation", self.propagation, PROPAGATION))
+        object.__setattr__(self, "correction", _choice("correction", self.correction, CORRECTIONS))
+        if self.order not in ORDERS:
+            raise InvalidConfigError(f"user-history: order must be submit | end, got {self.order!r}")
+
+    def __str__(self) -> str:
+        parts = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value != f.default:
+                parts.append(f"{f.name}={('yes' if value else 'no') if f.name == 'propagation' else value}")
+        return "user-history" + (":" + ",".join(parts) if parts else "")
+
+    @classmethod
+    def parse(cls, text: str) -> UserHistoryConfig:
+        """The configuration named by ``user-history[:key=value,...]`` (no ``+`` modifiers).
+
+        Raises:
+            InvalidConfigError: another predictor, a modifier, or a bad parameter; the
+                message names it and the allowed values.
+        """
+        if not isinstance(text, str):
+            raise InvalidConfigError(f"a user-history configuration must be text, got {text!r}")
+        base, _, params = text.partition(":")
+        if "+" in text:
+            raise InvalidConfigError(f"{text!r}: a configuration takes no '+' modifiers")
+        if resolve_predictor_name(base.strip()) != "user-history":
+            raise InvalidConfigError(f"{text!r} is not a user-history configuration (user-history:k=2,...)")
+        kwargs = _parse_parameters(text, params, "user-history", predictor_parameters("user-history"))
+        try:
+            return cls(**kwargs)  # type: ignore[arg-type]
+        except InvalidConfigError as err:
+            raise InvalidConfigError(f"predictor {text!r}: {err}") from err
+
+    @property
+    def in_space(self) -> bool:
+        """Whether this is one of 004's 8,640 configurations (k <= 30, a correction, order=submit)."""
+        return self.k <= 30 and self.correction != "none" and self.order == "submit"
+
+    def canonical(self) -> UserHistoryConfig:
+        """The representative of the configurations that always predict as this one does.
+
+        004's footnote 9: some combinations are equivalent and need one simulation. With
+        ``k=1`` every metric and both fullness values are alike (avg, partial stand for
+        them); with ``k=2`` the median is the average; with ``type=all,
+        fullness=partial`` the fallback only meets users without history, for whom
+        ``relative`` is the estimate.
+        """
+        c = self
+        if c.k == 1:
+            c = replace(c, metric="avg", fullness="partial")
+        if c.k == 2 and c.metric == "median":
+            c = replace(c, metric="avg")
+        if c.type == "all" and c.fullness == "partial":
+            c = replace(c, fallback="estimate")
+        return c
+
+    def build(self) -> UserHistory:
+        """A fresh predictor of this configuration (named by :meth:`__str__`)."""
+        return UserHistory(self)
+
+
+def predictor_space(**values: Iterable[Any]) -> Iterator[UserHistoryConfig]:
+    """004 section 7's configurations, in a fixed order; ``values`` restrict parameters.
+
+    Without arguments, all 8,640 (:data:`PREDICTOR_SPACE`), the last parameter (``k``)
+    varying fastest. A keyword narrows or widens a parameter's values, e.g. 004's
+    suggested subspace ``predictor_space(type=["all"], correction=["estimate"],
+    k=range(1, 4))``; values are validated as :class:`UserHistoryConfig` does.
+
+    Raises:
+        InvalidConfigError: an unknown parameter or an invalid value.
+
+    >>> sum(1 for _ in predictor_space())
+    8640
+    >>> [str(c) for c in predictor_space(correction=["estimate"], fallback=["estimate"],
+    ...     propagation=[False], fullness=["partial"], metric=["avg"], type=["all"], k=[2])]
+    ['user-history:correction=estimate']
+    """
+    unknown = set(values) - set(PREDICTOR_SPACE)
+    if unknown:
+        raise InvalidConfigError(
+            f"predictor space: unknown parameter(s) {', '.join(sorted(unknown))} "
+            f"(known: {', '.join(PREDICTOR_SPACE)})"
+        )
+    axes = []
+    for name, default in PREDICTOR_SPACE.items():
+        given = values.get(name)
+        chosen = tuple(default if given is None else (given,) if isinstance(given, (str, int)) else given)
+        if not chosen:
+            raise InvalidConfigError(f"predictor space: no values for {name}")
+        axes.append(chosen)
+    names = list(PREDICTOR_SPACE)
+    for combo in itertools.product(*axes):
+        yield UserHistoryConfig(**dict(zip(names, combo, strict=True)))
+
+
+def sample_predictor_space(n: int, seed: int = 0, **values: Iterable[Any]) -> list[UserHistoryConfig]:
+    """``n`` distinct configurations drawn uniformly from :func:`predictor_space` (``values``).
+
+    The draw is ``numpy.random.default_rng(seed).choice(size, n, replace=False)``; the
+    configurations are returned in the space's order, so the same ``n``, ``seed`` and
+    ``values`` always give the same list, and a larger ``n`` with the same seed is not
+    a superset (draw once with the largest ``n`` you need).
+
+    Raises:
+        InvalidConfigError: ``n`` is not between 1 and the space's size.
+
+    >>> [c.k for c in sample_predictor_space(3, seed=1, type="all", correction="estimate")]
+    [4, 11, 5]
+    """
+    space = list(predictor_space(**values))
+    count = _positive_int("sample size n", n)
+    if count > len(space):
+        raise InvalidConfigError(f"sample size n={count} exceeds the space's {len(space)} configurations")
+    picks = np.sort(np.random.default_rng(seed).choice(len(space), size=count, replace=False))
+    return [space[i] for i in picks.tolist()]
+
+
+def _median(runs: list[float]) -> float:
+    s = sorted(runs)
+    m = len(s) // 2
+    return s[m] if len(s) % 2 else (s[m - 1] + s[m]) / 2.0
+
+
+def _mean(runs: list[float]) -> float:
+    return sum(runs) / len(runs)
+
+
+_METRIC_FUNCTIONS: dict[str, Callable[[list[float]], float]] = {
+    "avg": _mean,
+    "median": _median,
+    "min": min,
+    "max": max,
+}
+
+
+def _correction_step(i: int) -> float:
+    """The i-th increment of 004 section 3.2 (seconds): 1 min, then 15 x 2^(i-2) min."""
+    return MINUTE if i == 1 else 15.0 * MINUTE * 2.0 ** (i - 2)
+
+
+class CorrectionSteps:
+    """Prediction correction, one of 004 section 7's three, with its per-job counters.
+
+    When a running job reaches its prediction ``old`` (its estimate is ``est``):
+
+    * ``estimate`` (004 section 3.2, :class:`Corrected`'s default): below ``est`` the new
+      prediction is ``est``; from ``est`` on, the i-th correction beyond it adds 1 min
+      for i = 1 and 15 x 2^(i-2) min after that;
+    * ``gradual``: the job's i-th correction adds those same increments from the start
+      (1 min, 15 min, 30 min, 1 h, ...), stopping once at ``est`` if it would jump past it;
+    * ``exponential``: below ``est``, adds 20 % of ``old`` but at least 1 min (so a
+      0 s prediction grows), stopping once at ``est``; from ``est`` on, as ``estimate``.
+
+    Every step grows the prediction, so the engine's next alarm is always later.
+
+    Args:
+        mode: ``estimate``, ``gradual`` or ``exponential``.
+        estimate: every job's estimate (s), as the predictor sees it.
+    """
+
+    def __init__(self, mode: str, estimate: list[float]) -> None:
+        if mode not in ("estimate", "gradual", "exponential"):
+            raise InvalidConfigError(f"correction must be estimate | gradual | exponential, got {mode!r}")
+        self.mode = mode
+        self._est = estimate
+        self._count: dict[int, int] = {}  # all corrections, per job
+        self._beyond: dict[int, int] = {}  # corrections beyond the estimate, per job
+
+    def next(self, job: int, old: float) -> float:
+        """The corrected prediction of ``job``, which outlived ``old``; counts the correction."""
+        count = self._count
+        c = count.get(job, 0) + 1
+        count[job] = c
+        est = self._est[job]
+        mode = self.mode
+        if mode == "gradual":
+            new = old + _correction_step(c)
+            return est if old < est < new else new
+        if old < est:
+            if mode == "estimate":
+                return est
+            new = old + max(EXPONENTIAL_GROWTH * old, MINUTE)
+            return new if new < est else est
+        i = self._beyond.get(job, 0) + 1
+        self._beyond[job] = i
+        return old + _correction_step(i)
+
+    def counts(self, n: int) -> np.ndarray:
+        """Number of corrections of each of ``n`` jobs so far."""
+        out = np.zeros(n, dtype=np.int64)
+        if self._count:
+            jobs = np.fromiter(self._count.keys(), dtype=np.int64, count=len(self._count))
+            out[jobs] = np.fromiter(self._count.values(), dtype=np.int64, count=len(self._count))
+        return out
+
+
+class UserHistory(Predictor):
+    """004 section 7's history-based predictor, any point of its space (:class:`UserHistoryConfig`).
+
+    A new job's prediction is the ``metric`` of the run times in its user's window (see
+    the configuration for ``type``, ``fullness`` and ``fallback``), capped by the job's
+    estimate; the predictor corrects its own predictions (``corrects``) unless
+    ``correction=none``. The window keeps the ``k`` most recent terminated jobs of the
+    user (``type=extended``: of the user and estimate) by submission (``order=submit``:
+    among terminated jobs, those submitted last) or termination (``order=end``).
+
+    Cost: O(k) per submission and termination (a sorted list of at most ``k`` run
+    times per user, or per user and estimate); ``propagation=yes`` adds O(k) per waiting
+    job of the terminating user. The default configuration predicts exactly as
+    ``user-avg`` does (``correction=estimate``: as ``user-avg+pcor``, EASY++'s predictor),
+    float for float.
+
+    Args:
+        config: the configuration (default: ``user-avg``'s).
+
+    >>> from types import SimpleNamespace
+    >>> p = UserHistory(UserHistoryConfig(k=3, metric="max"))
+    >>> p.reset(SimpleNamespace(estimate=[100.0, 100.0, 100.0], user=[7, 7, 7]))
+    >>> p.on_end(0, 30.0, 30.0); p.on_end(1, 40.0, 60.0); p.on_submit(2, 40.0)
+    >>> float(p.prediction[2])
+    60.0
+    """
+
+    name = "user-history"
+
+    def __init__(self, config: UserHistoryConfig | None = None) -> None:
+        super().__init__()
+        if config is None:
+            config = UserHistoryConfig()
+        if not isinstance(config, UserHistoryConfig):
+            raise InvalidConfigError(f"UserHistory takes a UserHistoryConfig, got {config!r}")
+        self.config = config
+        self.name = str(config)
+        self.corrects = config.correction != "none"
+        self._k = config.k
+        self._full = config.fullness == "full"
+        self._immediate = config.type == "immediate"
+        self._extended = config.type == "extended"
+        self._relative = config.fallback == "relative"
+        self._propagate = config.propagation
+        self._metric = _METRIC_FUNCTIONS[config.metric]
+        self._by_submit = config.order == "submit"
+
+    def reset(self, workload: Any) -> None:
+        super().reset(workload)
+        self._user: list[int] = np.asarray(workload.user).tolist()
+        self._est: list[float] = self.estimate.tolist()
+        # per user (type=extended: per (user, estimate)), the k latest terminated jobs,
+        # oldest first, as parallel lists: sort keys (the job index = submission order,
+        # or a termination counter), run times and estimates
+        self._windows: dict[Hashable, tuple[list[int], list[float], list[float]]] = {}
+        self._ends = 0
+        self._ratio: dict[int, list[float]] = {}  # per user: [sum of run time / estimate, count]
+        self._waiting: dict[int, dict[int, None]] = {}  # per user: waiting jobs (propagation)
+        self._steps = CorrectionSteps(self.config.correction, self._est) if self.corrects else None
+
+    def predict(self, job: int) -> float:
+        """What the history known now predicts for ``job`` (the fallback without a window)."""
+        est = self._est[job]
+        u = self._user[job]
+        window = self._windows.get((u, est) if self._extended else u)
+        if window is not None:
+            runs = window[1]
+            if runs and (not self._full or len(runs) >= self._k):
+                usable = True
+                if self._immediate:
+                    for e in window[2]:
+                        if e != est:
+                            usable = False
+                            break
+                if usable:
+                    p = self._metric(runs)
+                    return p if p < est else est
+        if self._relative:
+            ratio = self._ratio.get(u)
+            if ratio is not None:
+                p = est * (ratio[0] / ratio[1])
+                return p if p < est else est
+        return est
+
+    def on_submit(self, job: int, now: float) -> None:
+        if self._propagate:
+            self._waiting.setdefault(self._user[job], {})[job] = None
+        self.prediction[job] = self.predict(job)
+
+    def on_start(self, job: int, now: float) -> None:
+        if self._propagate:
+            self._waiting[self._user[job]].pop(job, None)
+
+    def on_end(self, job: int, now: float, runtime: float) -> None:
+        u = self._user[job]
+        est = self._est[job]
+        wkey: Hashable = (u, est) if self._extended else u
+        window = self._windows.get(wkey)
+        if window is None:
+            window = self._windows[wkey] = ([], [], [])
+        keys, runs, ests = window
+        if self._by_submit:
+            key = job
+        else:
+            key = self._ends
+            self._ends += 1
+        changed = True
+        if not keys or key > keys[-1]:  # the usual case: the newest so far
+            keys.append(key)
+            runs.append(runtime)
+            ests.append(est)
+        elif len(keys) == self._k and key < keys[0]:
+            changed = False  # older than every job the window holds
+        else:
+            i = bisect.bisect(keys, key)
+            keys.insert(i, key)
+            runs.insert(i, runtime)
+            ests.insert(i, est)
+        if len(keys) > self._k:
+            del keys[0], runs[0], ests[0]
+        if self._relative and est > 0:
+            changed = True
+            ratio = self._ratio.get(u)
+            if ratio is None:
+                self._ratio[u] = [runtime / est, 1.0]
+            else:
+                ratio[0] += runtime / est
+                ratio[1] += 1.0
+        if self._propagate and changed:
+            self._propagate_end(u, est, now)
+
+    def _propagate_end(self, user: int, est: float, now: float) -> None:
+        """Re-predict ``user``'s waiting jobs after one of the user's jobs (estimate ``est``) ended.
+
+        A prediction depends on the job only through its user and estimate, so it is
+        computed once per estimate; with ``type=extended`` (and no relative fallback)
+        only the jobs with the ended job's estimate can change.
+        """
+        waiting = self._waiting.get(user)
+        if not waiting:
+            return
+        pred = self.prediction
+        est_of = self._est
+        only_same = self._extended and not self._relative
+        memo: dict[float, float] = {}
+        for w in waiting:
+            e = est_of[w]
+            if only_same and e != est:
+                continue
+            p = memo.get(e)
+            if p is None:
+                p = memo[e] = self.predict(w)
+            if p != pred[w]:
+                self.revise(w, now, p)
+
+    def on_expire(self, job: int, now: float, elapsed: float) -> float:
+        if self._steps is None:
+            return float(self.prediction[job])
+        return self._steps.next(job, float(self.prediction[job]))
+
+    @property
+    def corrections(self) -> np.ndarray:
+        """Number of corrections of every job so far."""
+        n = len(self.prediction)
+        return np.zeros(n, dtype=np.int64) if self._steps is None else self._steps.counts(n)
+
+    def __repr__(self) -> str:
+        return f"UserHistory({self.config!r})"
+
+
+class LastKUserAverage(UserHistory):
     """Mean run time of the user's ``k`` latest terminated jobs (Tsafrir et al. 2007).
 
     004 section 3.1: a new job's prediction is the average run time of the ``k`` (2)
@@ -182,7 +716,9 @@ class LastKUserAverage(Predictor):
     terminated; with no such job it falls back on the job's estimate, and a prediction
     above the estimate is replaced by the estimate ("the job would be killed anyway").
     The prediction is made once, at submission; later terminations do not change it
-    (004 section 7: no "propagation").
+    (004 section 7: no "propagation"). It is :class:`UserHistory` with
+    ``metric=avg, fallback=estimate, propagation=no, correction=none`` (``user-avg``
+    predicts as ``user-history``, ``user-avg+pcor`` as ``user-history:correction=estimate``).
 
     Choices where the paper leaves a detail open:
 
@@ -215,73 +751,26 @@ class LastKUserAverage(Predictor):
     name = "user-avg"
 
     def __init__(self, k: int = 2, window: str = "all", full: bool = False, order: str = "submit") -> None:
-        super().__init__()
-        whole = isinstance(k, (int, float, np.integer, np.floating)) and not isinstance(k, (bool, np.bool_))
-        if not whole or not np.isfinite(k) or int(k) != k or k < 1:
-            raise InvalidConfigError(f"user-avg: k must be a positive integer (1, 2, ...), got {k!r}")
+        try:
+            k = _positive_int("k", k)
+        except InvalidConfigError as err:
+            raise InvalidConfigError(f"user-avg: {err}") from err
         if window not in ("all", "immediate"):
             raise InvalidConfigError(f"user-avg: window must be 'all' or 'immediate', got {window!r}")
         if not isinstance(full, (bool, np.bool_)):
             raise InvalidConfigError(f"user-avg: full must be true or false, got {full!r}")
-        if order not in ("submit", "end"):
+        if order not in ORDERS:
             raise InvalidConfigError(f"user-avg: order must be 'submit' or 'end', got {order!r}")
-        self.k = int(k)
+        super().__init__(
+            UserHistoryConfig(
+                k=k, type=window, fullness="full" if full else "partial", correction="none", order=order
+            )
+        )
+        self.name = type(self).name
+        self.k = k
         self.window = window
         self.full = bool(full)
         self.order = order
-
-    def reset(self, workload: Any) -> None:
-        super().reset(workload)
-        self._user: list[int] = np.asarray(workload.user).tolist()
-        self._est: list[float] = self.estimate.tolist()
-        # per user, the k latest terminated jobs, oldest first, as parallel lists: sort
-        # keys (the job index = submission order, or a termination counter), run times
-        # and estimates
-        self._keys: dict[int, list[int]] = {}
-        self._runs: dict[int, list[float]] = {}
-        self._ests: dict[int, list[float]] = {}
-        self._ends = 0
-
-    def on_submit(self, job: int, now: float) -> None:
-        runs = self._runs.get(self._user[job])
-        if not runs:
-            return  # no history: the estimate (set by reset) stays
-        if self.full and len(runs) < self.k:
-            return
-        est = self._est[job]
-        if self.window == "immediate":
-            for e in self._ests[self._user[job]]:
-                if e != est:
-                    return
-        p = sum(runs) / len(runs)
-        if p < est:
-            self.prediction[job] = p
-
-    def on_end(self, job: int, now: float, runtime: float) -> None:
-        u = self._user[job]
-        keys = self._keys.get(u)
-        if keys is None:
-            keys, runs, ests = self._keys[u], self._runs[u], self._ests[u] = [], [], []
-        else:
-            runs, ests = self._runs[u], self._ests[u]
-        if self.order == "submit":
-            key = job
-        else:
-            key = self._ends
-            self._ends += 1
-        if not keys or key > keys[-1]:  # the usual case: the newest so far
-            keys.append(key)
-            runs.append(runtime)
-            ests.append(self._est[job])
-        elif len(keys) == self.k and key < keys[0]:
-            return  # older than every job the window holds
-        else:
-            i = bisect.bisect(keys, key)
-            keys.insert(i, key)
-            runs.insert(i, runtime)
-            ests.insert(i, self._est[job])
-        if len(keys) > self.k:
-            del keys[0], runs[0], ests[0]
 
     def __repr__(self) -> str:
         return f"LastKUserAverage(k={self.k}, window={self.window!r}, full={self.full}, order={self.order!r})"
@@ -403,12 +892,15 @@ class _Wrapper(Predictor):
 class Corrected(_Wrapper):
     """Prediction correction (Tsafrir et al. 2007, section 3.2) on top of any predictor.
 
-    When a running job reaches its predicted end:
+    When a running job reaches its predicted end (the default ``mode="estimate"``):
 
     * if the prediction was below the estimate, the new prediction is the estimate
       ("the user was smarter than us");
     * otherwise (the job outlived its estimate) the i-th such correction adds 1 minute
       for i = 1 and 15 x 2^(i-2) minutes after that (15 min, 30 min, 1 h, 2 h, ...).
+
+    004 section 7's other two corrections, ``gradual`` and ``exponential``, are
+    :class:`CorrectionSteps`' other modes.
 
     The engine calls :meth:`on_expire` at the predicted end and, if the job is still
     running, asks again at the new one. The job is not killed: kills only ever use the
@@ -417,14 +909,18 @@ class Corrected(_Wrapper):
     Args:
         inner: the predictor whose predictions are corrected; it shares this one's
             ``prediction`` array.
+        mode: ``estimate`` (``+pcor``), ``gradual`` or ``exponential``.
     """
 
     corrects = True
 
-    def __init__(self, inner: Predictor) -> None:
+    def __init__(self, inner: Predictor, mode: str = "estimate") -> None:
         super().__init__(inner)
-        self.name = f"{inner.name}+pcor"
-        self._count: dict[int, int] = {}
+        if mode not in ("estimate", "gradual", "exponential"):
+            raise InvalidConfigError(f"correction must be estimate | gradual | exponential, got {mode!r}")
+        self.mode = mode
+        self.name = f"{inner.name}+pcor" if mode == "estimate" else f"{inner.name}+pcor({mode})"
+        self._steps = CorrectionSteps(mode, [])
 
     def reset(self, workload: Any) -> None:
         inner = self.inner
@@ -433,9 +929,7 @@ class Corrected(_Wrapper):
         self.estimate = inner.estimate
         self.prediction = inner.prediction
         self.changes = inner.changes
-        self._beyond: dict[int, int] = {}  # corrections beyond the estimate, per job
-        self._count = {}  # all corrections, per job
-        self._est: list[float] = self.estimate.tolist()
+        self._steps = CorrectionSteps(self.mode, self.estimate.tolist())
         # the engine calls these at every event: hand it the inner methods directly
         self.on_submit = inner.on_submit  # type: ignore[method-assign]
         self.on_start = inner.on_start  # type: ignore[method-assign]
@@ -466,25 +960,14 @@ class Corrected(_Wrapper):
     @property
     def corrections(self) -> np.ndarray:
         """Number of corrections of every job so far."""
-        out = np.zeros(len(self.prediction), dtype=np.int64)
-        if self._count:
-            jobs = np.fromiter(self._count.keys(), dtype=np.int64, count=len(self._count))
-            out[jobs] = np.fromiter(self._count.values(), dtype=np.int64, count=len(self._count))
-        return out
+        return self._steps.counts(len(self.prediction))
 
     def on_expire(self, job: int, now: float, elapsed: float) -> float:
-        count = self._count
-        count[job] = count.get(job, 0) + 1
-        old = self.prediction[job]
-        est = self._est[job]
-        if old < est:
-            return est
-        i = self._beyond.get(job, 0) + 1
-        self._beyond[job] = i
-        return float(old) + (MINUTE if i == 1 else 15.0 * MINUTE * 2.0 ** (i - 2))
+        return self._steps.next(job, float(self.prediction[job]))
 
     def __repr__(self) -> str:
-        return f"Corrected({self.inner!r})"
+        mode = "" if self.mode == "estimate" else f", mode={self.mode!r}"
+        return f"Corrected({self.inner!r}{mode})"
 
 
 class Scaled(_Wrapper):
@@ -640,6 +1123,41 @@ def predictor_parameters(name: str) -> tuple[str, ...] | None:
     return factory_parameters(PREDICTORS.factory(name))
 
 
+def _takes(accepted: tuple[str, ...] | None) -> str:
+    if accepted == ():
+        return "takes no parameters"
+    return f"takes {', '.join(accepted)}" if accepted else "takes the parameters of its constructor"
+
+
+def _parse_parameters(
+    name: str, params: str, key: str, accepted: tuple[str, ...] | None
+) -> dict[str, object]:
+    """The ``key=value`` pairs of ``params`` (the text after ``NAME:`` in ``name``) as keywords.
+
+    Raises:
+        InvalidConfigError: an item is not ``key=value``, a key is not one ``key``
+            takes (``accepted``) or is given twice.
+    """
+    kwargs: dict[str, object] = {}
+    if params.strip():
+        for item in params.split(","):
+            k, eq, v = item.partition("=")
+            k = k.strip()
+            if not eq or not k:
+                raise InvalidConfigError(
+                    f"predictor {name!r}: parameter {item.strip()!r} is not key=value "
+                    f"({key} {_takes(accepted)})"
+                )
+            if accepted is not None and k not in accepted:
+                raise InvalidConfigError(
+                    f"predictor {name!r}: unknown parameter {k!r} ({key} {_takes(accepted)})"
+                )
+            if k in kwargs:
+                raise InvalidConfigError(f"predictor {name!r}: parameter {k!r} is given twice")
+            kwargs[k] = parse_value(v.strip())
+    return kwargs
+
+
 def make_predictor(name: str) -> Predictor:
     """A new predictor from ``NAME[:key=value,...][+xF][+pcor]`` (case-insensitive name).
 
@@ -658,34 +1176,16 @@ def make_predictor(name: str) -> Predictor:
     base_name, _, params = base.partition(":")
     key = resolve_predictor_name(base_name.strip())
     accepted = predictor_parameters(key)
-    takes = (
-        "takes no parameters"
-        if accepted == ()
-        else f"takes {', '.join(accepted)}"
-        if accepted
-        else "takes the parameters of its constructor"
-    )
-    kwargs: dict[str, object] = {}
-    if params.strip():
-        for item in params.split(","):
-            k, eq, v = item.partition("=")
-            k = k.strip()
-            if not eq or not k:
-                raise InvalidConfigError(
-                    f"predictor {name!r}: parameter {item.strip()!r} is not key=value ({key} {takes})"
-                )
-            if accepted is not None and k not in accepted:
-                raise InvalidConfigError(f"predictor {name!r}: unknown parameter {k!r} ({key} {takes})")
-            if k in kwargs:
-                raise InvalidConfigError(f"predictor {name!r}: parameter {k!r} is given twice")
-            kwargs[k] = parse_value(v.strip())
+    kwargs = _parse_parameters(name, params, key, accepted)
     try:
         predictor = PREDICTORS.make(key, **kwargs)
     except InvalidConfigError as err:
         raise InvalidConfigError(f"predictor {name!r}: {err}") from err
     except TypeError as err:  # a factory without a signature that rejects a keyword
-        raise InvalidConfigError(f"predictor {name!r}: {err} ({key} {takes})") from err
-    if params.strip():
+        raise InvalidConfigError(f"predictor {name!r}: {err} ({key} {_takes(accepted)})") from err
+    if isinstance(predictor, UserHistory) and not isinstance(predictor, LastKUserAverage):
+        predictor.name = str(predictor.config)  # one name per configuration, however spelt
+    elif params.strip():
         predictor.name = f"{key}:{','.join(item.strip() for item in params.split(','))}"
     else:
         predictor.name = key
@@ -724,6 +1224,32 @@ register_predictor(
     "mean run time of the k (=2) terminated jobs the user submitted last, capped by the estimate "
     "(Tsafrir 2007); params k, window=all|immediate, full, order=submit|end",
     aliases=("last-k", "tsafrir"),
+)
+
+
+def _user_history(
+    k: int = 2,
+    type: str = "all",
+    fullness: str = "partial",
+    metric: str = "avg",
+    fallback: str = "estimate",
+    propagation: bool | str = False,
+    correction: str = "none",
+    order: str = "submit",
+) -> UserHistory:
+    """``user-history:key=value,...``: :class:`UserHistory` of that :class:`UserHistoryConfig`."""
+    return UserHistory(
+        UserHistoryConfig(k, type, fullness, metric, fallback, propagation, correction, order)  # type: ignore[arg-type]
+    )
+
+
+register_predictor(
+    "user-history",
+    _user_history,
+    "004 s.7's predictor space: k=1..30, type=all|immediate|extended, fullness=partial|full, "
+    "metric=avg|median|min|max, fallback=estimate|relative, propagation=no|yes, "
+    "correction=none|estimate|gradual|exponential (defaults: user-avg's)",
+    aliases=("history",),
 )
 register_predictor(
     "user-avg-imm",

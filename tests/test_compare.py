@@ -245,27 +245,3 @@ print(matplotlib.rcParams._get("backend"), "matplotlib.pyplot" in sys.modules)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert proc.stdout.split() == ["svg", "False"]
     assert (tmp_path / "c.png").exists() and (tmp_path / "r.png").exists()
-
-
-# ------------------------------------------- the training script's comparison table
-def test_training_table_pairs_windows_with_easy_and_counts_the_jobs():
-    pytest.importorskip("scipy")
-    from hpcgym.agents.train_maskable_ppo import summarize, table_notes
-
-    rows = []
-    for offset, easy in zip((0, 100, 200, 300, 400), (5.0, 9.0, 4.0, 12.0, 7.0), strict=True):
-        for policy, bsld in (("agent", easy - 1.0 - offset / 1000), ("fcfs", easy + 3.0), ("easy", easy)):
-            rows.append(
-                {"policy": policy, "offset": offset, "mean_bsld": bsld, "mean_wait_min": 1.0}
-                | {"utilization": 0.5, "jobs_measured": 40, "measured_set": "all"}
-            )
-    agent, fcfs, easy = summarize(rows)
-    assert (agent["windows"], agent["jobs_measured"]) == (5, 200)
-    assert agent["bsld_diff"] == pytest.approx(-1.2)
-    assert agent["bsld_diff_low"] < -1.2 < agent["bsld_diff_high"] < 0
-    assert (fcfs["bsld_diff"], fcfs["bsld_diff_low"], fcfs["bsld_diff_high"]) == (3.0, 3.0, 3.0)
-    assert fcfs["bsld_vs_reference"] == "+3.00 [+3.00, +3.00]" and easy["bsld_vs_reference"] == "-"
-    notes = table_notes([agent, fcfs, easy])
-    assert notes[0] == "every policy is averaged over the same 200 jobs (all jobs of each window)"
-    fcfs["jobs_measured"] = 150
-    assert table_notes([agent, fcfs, easy])[0].startswith("the policies are averaged over different job sets")

@@ -115,7 +115,7 @@ def workdir(tmp_path: Path) -> Path:
     work = tmp_path / "repo"
     work.mkdir()
     for entry in ROOT.iterdir():
-        if entry.name in NOT_COPIED or entry.name.endswith(".egg-info"):
+        if entry.name in NOT_COPIED or entry.name.startswith(".venv") or entry.name.endswith(".egg-info"):
             continue
         if entry.is_dir():
             shutil.copytree(entry, work / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
@@ -144,13 +144,24 @@ def _skip_unless_traces_present(text: str) -> None:
 
 
 OPTIONAL_MODULES = {
-    "stable_baselines3": "rl",
-    "sb3_contrib": "rl",
-    "torch": "rl",
-    "matplotlib": "plot",
-    "ortools": "cp",
+    "stable_baselines3": "extra rl",
+    "sb3_contrib": "extra rl",
+    "torch": "extra rl",
+    "matplotlib": "extra plot",
+    "ortools": "extra cp",
+    "ray.rllib": "pip install 'ray[rllib]'",
 }
 """Modules of hpcgym's optional extras: an example importing a missing one is skipped."""
+
+
+def _importable(module: str) -> bool:
+    if "." not in module:
+        return importlib.util.find_spec(module) is not None
+    try:  # a subpackage may be shipped without what it needs (Ray ships RLlib's code)
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
 
 
 def _skip_unless_extras_installed(source: str) -> None:
@@ -163,9 +174,9 @@ def _skip_unless_extras_installed(source: str) -> None:
         else:
             continue
         for name in names:
-            top = name.split(".")[0]
-            if top in OPTIONAL_MODULES and importlib.util.find_spec(top) is None:
-                missing.add(f"{top} (extra {OPTIONAL_MODULES[top]})")
+            for module, extra in OPTIONAL_MODULES.items():
+                if (name == module or name.startswith(module + ".")) and not _importable(module):
+                    missing.add(f"{module} ({extra})")
     if missing:
         pytest.skip(f"needs {', '.join(sorted(missing))}, not installed")
 
@@ -194,7 +205,7 @@ def test_example_runs(block: Block, workdir: Path) -> None:
         return
     runs = [argv for argv in commands(block) if argv[0] in RUNNABLE]
     for argv in runs:  # skip before running anything, not halfway through a block
-        if argv[:3] == ["python", "-m", "hpcgym.agents.train_maskable_ppo"]:
+        if argv[:2] == ["hpcgym", "train"] or (argv[:2] == ["hpcgym", "evaluate"] and "--model" in argv):
             _skip_unless_extras_installed("import sb3_contrib")
         if "--plot" in argv:
             _skip_unless_extras_installed("import matplotlib")

@@ -115,13 +115,15 @@ def run_episode(
     """Play one episode with anything that has ``predict`` and return the final info.
 
     Masks are passed to ``predict`` as ``action_masks=`` when the policy accepts them
-    (``MaskablePPO``).
+    (``MaskablePPO``). The final info also holds ``steps`` (the episode's steps) and
+    ``invalid_steps`` (how many of them the environment flagged ``invalid_action``).
     """
     obs, info = env.reset(seed=seed, options=options)
     try:
         masked = "action_masks" in inspect.signature(policy.predict).parameters
     except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
         masked = False
+    steps = invalid = 0
     while True:
         if masked:
             action, _ = policy.predict(
@@ -130,8 +132,10 @@ def run_episode(
         else:
             action, _ = policy.predict(obs, deterministic=True)
         obs, _, terminated, truncated, info = env.step(action)
+        steps += 1
+        invalid += bool(info.get("invalid_action", False))
         if terminated or truncated:
-            return info
+            return {**info, "steps": steps, "invalid_steps": invalid}
 
 
 def run_via_env(

@@ -1,0 +1,80 @@
+"""Sweep throughput: full SDSC-SP2 EASY++ simulations per minute, one process against all cores.
+
+The sweep is EASY++ over the full SDSC-SP2 trace with ``HPCGYM_BENCH_SWEEP_RUNS``
+(default 200) predictor configurations of 004 section 7, drawn with
+:func:`hpcgym.predictors.sample_predictor_space` (seed 0): every configuration a
+different simulation, as in 004's parameter study. The same configurations run three
+ways, each into a fresh results table, timed by the wall clock of
+:func:`hpcgym.sweep.run_sweep` with the trace read beforehand:
+
+1. one process (``processes=1``: the runs one after another in this process);
+2. the local process pool on every core (``processes=os.cpu_count()``);
+3. Ray on every core (when the ``ray`` extra is installed), including Ray's start-up.
+
+Parallel efficiency = time of 1 / (cores x time of 2 or 3). Targets of issue 14: >= 85 %
+on 2 cores and >= 20 full SDSC-SP2 simulations per core-minute. Wall-clock figures need a
+quiet machine; ``sims_per_cpu_minute`` (from each run's CPU seconds) and the 1-minute
+``load_average`` at the end of each way say how far another load skewed them.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from hpcgym._extras import is_available
+from hpcgym.predictors import sample_predictor_space
+from hpcgym.sweep import SweepSpec, load_traces, run_sweep
+
+TRACE = "SDSC-SP2-1998-4.2-cln.swf.gz"
+
+
+def run(traces_dir: Path) -> list[dict]:
+    path = traces_dir / TRACE
+    if not path.is_file():
+        print(f"   skipped: {path} not found")
+        return []
+    n = int(os.environ.get("HPCGYM_BENCH_SWEEP_RUNS", "200"))
+    cores = os.cpu_count() or 1
+    predictors = [str(c) for c in sample_predictor_space(n, seed=0)]
+    spec = SweepSpec.from_mapping(
+        {"name": "bench", "dispatchers": ["easy++"], "traces": [str(path)], "predictors": predictors}
+    )
+    traces = load_traces(spec)
+    jobs = len(traces[str(path)])
+    ways = [("one process", "local", 1), (f"process pool, {cores} workers", "local", cores)]
+    if is_available("ray"):
+        ways.append((f"ray, {cores} CPUs", "ray", cores))
+    rows: list[dict] = []
+    single = None
+    for what, backend, workers in ways:
+        with tempfile.TemporaryDirectory() as tmp:
+            result = run_sweep(
+                spec,
+                Path(tmp) / "results.csv",
+                backend=backend,
+                processes=workers,
+                progress=False,
+                traces=traces,
+            )
+        assert result.ran == n, (result.ran, n)
+        seconds = result.seconds
+        if single is None:
+            single = seconds
+        rows.append(
+            {
+                "what": f"EASY++ with {n} predictor configurations on SDSC-SP2 ({jobs:,} jobs), {what}",
+                "seconds": seconds,
+                "sims_per_minute": 60.0 * n / seconds,
+                "sims_per_core_minute": 60.0 * n / (seconds * workers),
+                "efficiency": single / (workers * seconds),
+                "mean_sim_seconds": float(np.mean([r["sim_seconds"] for r in result.rows])),
+                "mean_cpu_seconds": float(np.mean([r["cpu_seconds"] for r in result.rows])),
+                "sims_per_cpu_minute": 60.0 / float(np.mean([r["cpu_seconds"] for r in result.rows])),
+                "load_average": os.getloadavg()[0],
+            }
+        )
+    return rows

@@ -1,0 +1,172 @@
+"""stable-baselines3 callbacks of the training scripts (need the ``rl`` extra).
+
+* :class:`InvalidActionCounter` counts the training steps whose action the environment
+  flagged invalid (``info["invalid_action"]``; it replaced them by its fallback) and logs
+  their share per rollout as ``train/invalid_action_rate``;
+* :class:`Validation` plays the validation windows and keeps the best model;
+* :class:`Checkpoints` saves the model every N timesteps;
+* :class:`ProgressBar` is a tqdm bar of the timesteps.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from stable_baselines3.common.callbacks import BaseCallback
+from tqdm import tqdm
+
+from hpcgym.report import json_ready
+
+
+class InvalidActionCounter(BaseCallback):
+    """Counts the steps and the invalid actions of every training environment."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps = 0
+        self.invalid = 0
+        self._rollout_steps = 0
+        self._rollout_invalid = 0
+
+    def _on_step(self) -> bool:
+        infos = self.locals["infos"]
+        bad = sum(bool(info.get("invalid_action", False)) for info in infos)
+        self.steps += len(infos)
+        self.invalid += bad
+        self._rollout_steps += len(infos)
+        self._rollout_invalid += bad
+        return True
+
+    def _on_rollout_end(self) -> None:
+        if self._rollout_steps:
+            self.logger.record("train/invalid_action_rate", self._rollout_invalid / self._rollout_steps)
+        self.logger.record("train/invalid_actions", self.invalid)
+        self._rollout_steps = self._rollout_invalid = 0
+
+
+class Validation(BaseCallback):
+    """Every ``freq`` timesteps and at the end: the agent on the validation windows.
+
+    The windows are :meth:`~hpcgym.env.DispatchEnv.window_offsets` of the validation
+    split (evenly spaced, non-overlapping, inside the split), played with
+    ``deterministic=True`` (masked when the model takes masks). The score is the mean
+    over the windows of each window's mean bounded slowdown (every job of the window),
+    as ``hpcgym evaluate`` computes it. A better score than every earlier one saves the
+    model through ``save_best``. EASY's score on the same windows is computed once, for
+    the logs (``eval/easy_mean_bsld``).
+
+    Args:
+        make_env: builds the flattened validation environment.
+        windows: how many windows.
+        freq: timesteps between validations (0: only at the end).
+        save_best: saves the model (called with it).
+    """
+
+    def __init__(
+        self, make_env: Callable[[], Any], windows: int, freq: int, save_best: Callable[[Any], Any]
+    ) -> None:
+        super().__init__()
+        self._make_env = make_env
+        self._windows = windows
+        self._freq = freq
+        self._save_best = save_best
+        self._next = freq
+        self._last = -1
+        self.history: list[dict[str, Any]] = []
+        self.best = float("inf")
+        self.easy_mean_bsld: float | None = None
+        self.seconds = 0.0
+        """Wall time spent validating (EASY's reference included)."""
+
+    def _on_training_start(self) -> None:
+        from hpcgym.baselines import make_policy
+        from hpcgym.env import DispatchEnv, DispatcherPolicy, run_episode
+
+        t0 = time.perf_counter()
+        self.env = self._make_env()
+        base = self.env.unwrapped
+        self.offsets = base.window_offsets(self._windows)
+        # EASY acting through the same episodes, shown every waiting job
+        easy_env = DispatchEnv(config=base.config.replace(window_size=None, backfill="none", mode="job"))
+        easy = DispatcherPolicy(make_policy("easy"), easy_env)
+        self.easy_window_bsld = [
+            float(run_episode(easy_env, easy, options={"offset": o})["metrics"]["mean_bsld"])
+            for o in self.offsets
+        ]
+        self.easy_mean_bsld = float(np.mean(self.easy_window_bsld))
+        self.seconds += time.perf_counter() - t0
+
+    def _on_step(self) -> bool:
+        if self._freq and self.num_timesteps >= self._next:
+            self._next += self._freq
+            self.validate()
+        return True
+
+    def _on_training_end(self) -> None:
+        if self._last != self.num_timesteps:
+            self.validate()
+
+    def validate(self) -> dict[str, Any]:
+        """Play the windows now; log, remember and (if best) save."""
+        from hpcgym.env import run_episode
+
+        t0 = time.perf_counter()
+        finals = [run_episode(self.env, self.model, options={"offset": o}) for o in self.offsets]
+        bsld = [float(f["metrics"]["mean_bsld"]) for f in finals]
+        steps = sum(f["steps"] for f in finals)
+        invalid = sum(f["invalid_steps"] for f in finals)
+        row = {
+            "timesteps": int(self.num_timesteps),
+            "mean_bsld": float(np.mean(bsld)),
+            "window_bsld": bsld,
+            "offsets": list(self.offsets),
+            "invalid_rate": invalid / max(1, steps),
+        }
+        self.history.append(json_ready(row))
+        self._last = self.num_timesteps
+        self.logger.record("eval/mean_bsld", row["mean_bsld"])
+        self.logger.record("eval/easy_mean_bsld", self.easy_mean_bsld)
+        self.logger.record("eval/invalid_action_rate", row["invalid_rate"])
+        if row["mean_bsld"] < self.best:
+            self.best = row["mean_bsld"]
+            self._save_best(self.model)
+        self.seconds += time.perf_counter() - t0
+        return row
+
+
+class Checkpoints(BaseCallback):
+    """Save the model every ``freq`` timesteps through ``save(model, timesteps)``."""
+
+    def __init__(self, freq: int, save: Callable[[Any, int], Any]) -> None:
+        super().__init__()
+        self._freq = freq
+        self._save = save
+        self._next = freq
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self._next:
+            self._next += self._freq
+            self._save(self.model, int(self.num_timesteps))
+        return True
+
+
+class ProgressBar(BaseCallback):
+    """A tqdm progress bar of the timesteps (on stderr)."""
+
+    def __init__(self, total: int) -> None:
+        super().__init__()
+        self._total = total
+
+    def _on_training_start(self) -> None:
+        self.bar = tqdm(total=self._total, unit="step", desc="training", dynamic_ncols=True)
+
+    def _on_step(self) -> bool:
+        self.bar.update(self.num_timesteps - self.bar.n)
+        return True
+
+    def _on_training_end(self) -> None:
+        self.bar.update(self.num_timesteps - self.bar.n)
+        self.bar.close()
