@@ -17,10 +17,9 @@ import statistics
 import time
 from pathlib import Path
 
-import numpy as np
-
 from hpcgym.baselines import make_policy, preset_predictor
 from hpcgym.predictors import make_predictor, predictor_names
+from hpcgym.rangesets import logged_events as logged_schedule_events
 from hpcgym.sim import Simulator
 from hpcgym.workload import Workload, read_swf
 
@@ -75,17 +74,9 @@ def time_policies(workload: Workload, policies: tuple[str, ...], repeats: int = 
 
 def logged_events(workload: Workload) -> list[tuple[int, int, float, float]]:
     """``(kind, job, time, runtime)`` in time order: ends (0) before submissions (1) before starts (2)."""
-    submit = workload.submit
-    wait = np.where(workload.log_wait >= 0, workload.log_wait, 0.0)
-    start = submit + wait
-    end = start + workload.runtime
-    n = len(workload)
-    times = np.concatenate([submit, start, end])
-    kinds = np.concatenate([np.ones(n, int), np.full(n, 2), np.zeros(n, int)])
-    jobs = np.concatenate([np.arange(n)] * 3)
-    order = np.lexsort((jobs, kinds, times))
+    kinds, jobs, times = logged_schedule_events(workload)
     rt = workload.runtime.tolist()
-    return [(int(kinds[i]), int(jobs[i]), float(times[i]), rt[int(jobs[i])]) for i in order]
+    return [(k, j, t, rt[j]) for k, j, t in zip(kinds.tolist(), jobs.tolist(), times.tolist(), strict=True)]
 
 
 def predictions_per_second(workload: Workload, name: str, events: list, repeats: int = REPEATS) -> float:
@@ -130,7 +121,8 @@ def run(traces: Path) -> list[dict]:
             }
         )
         events = logged_events(w)
-        for pred in (*predictor_names(), "user-avg+pcor", *SPACE_CONFIGS):
+        # rangeset: measured over 003's 40,000 test jobs by bench_rangesets.py
+        for pred in (*(p for p in predictor_names() if p != "rangeset"), "user-avg+pcor", *SPACE_CONFIGS):
             rows.append(
                 {
                     "what": f"predictor {pred}",

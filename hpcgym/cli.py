@@ -318,7 +318,26 @@ def _simulate(args: argparse.Namespace) -> int:
         if args.extra is not None:
             print(f"EASY extra processors: {args.extra}", file=sys.stderr)
         print(format_table([with_minutes(result.row)], SUMMARY_COLUMNS))
+        if "replay" in result.row:
+            print(replay_summary(result.row["replay"]))
     return 0
+
+
+def replay_summary(r: dict[str, Any]) -> str:
+    """The replay's counts (``Schedule.extras["replay"]``) in one line.
+
+    >>> r = {"jobs": 4, "exact_jobs": 3, "exact_share": 0.75, "delayed_jobs": 1, "total_delay_s": 60.0,
+    ...      "max_delay_s": 60.0, "unknown_wait_jobs": 0, "log_overcommit_instants": 1,
+    ...      "log_overcommit_seconds": 30.0}
+    >>> print(replay_summary(r))  # doctest: +ELLIPSIS
+    replay: 3 of 4 jobs (75.00 %) started at their logged start; 1 delayed (60 s in all, at most 60 s); ...
+    """
+    return (
+        f"replay: {r['exact_jobs']} of {r['jobs']} jobs ({100 * r['exact_share']:.2f} %) started at their "
+        f"logged start; {r['delayed_jobs']} delayed ({r['total_delay_s']:.0f} s in all, at most "
+        f"{r['max_delay_s']:.0f} s); {r['unknown_wait_jobs']} with unknown wait; the log exceeds the "
+        f"machine at {r['log_overcommit_instants']} instants ({r['log_overcommit_seconds']:.0f} s in all)"
+    )
 
 
 SCHEDULE_SUFFIXES = (".csv", ".json", ".swf", ".swf.gz")
@@ -652,6 +671,7 @@ def _load_plugins() -> None:
         "hpcgym.train",
         "hpcgym.sweep",
         "hpcgym.waitpred",
+        "hpcgym.rangesets",
     ):
         try:
             importlib.import_module(module)

@@ -1262,3 +1262,20 @@ register_predictor(
     "D: run time of the user's last job with the closest profile (Galleguillos 2017 s.3), capped by W",
     aliases=("d", "data-driven"),
 )
+
+
+def _rangeset(**params: Any) -> Predictor:
+    """003's rangeSet predictor (:class:`hpcgym.rangesets.RangeSetPredictor`), imported when used."""
+    from hpcgym.rangesets import RangeSetPredictor
+
+    return RangeSetPredictor(**params)
+
+
+register_predictor(
+    "rangeset",
+    _rangeset,
+    "003 execution-time rangeSets (load functions, merged ranges, probabilities): the weighted sum "
+    "of range medians, capped by W; params k, l, m, x, eps, recent, span, compact, overlap, "
+    "new_mass, max_ranges, window, refit, shift=additive|relative, history (hpcgym.rangesets)",
+    aliases=("rangesets", "hariharan"),
+)

@@ -139,6 +139,8 @@ def run_policy(
     row["decisions"] = schedule.decisions
     if "cp" in schedule.extras:  # the CP dispatchers' figures (hpcgym.baselines.cp)
         row["cp"] = schedule.extras["cp"]
+    if "replay" in schedule.extras:  # the logged schedule's fit (hpcgym.baselines.replay)
+        row["replay"] = schedule.extras["replay"]
     row["jobs_per_second"] = (
         len(workload) / schedule.sim_seconds if schedule.sim_seconds > 0 else float("inf")
     )

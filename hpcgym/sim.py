@@ -49,6 +49,7 @@ __all__ = ["Decision", "Dispatcher", "Jobs", "Schedule", "Simulator", "State", "
 
 _END = 0
 _EXPIRE = 1
+_WAKE = 2
 _INT64 = np.dtype(np.int64)
 _STATE_NAMES = ("not submitted yet", "waiting", "already running", "already ended")
 
@@ -349,7 +350,13 @@ class DispatcherBase:
     * :meth:`reset` -- called once with the view before a run or an episode;
     * :attr:`every_event` -- True to be asked at every instant with a waiting job,
       even when nothing fits (e.g. to record reservations);
-    * :meth:`extras` -- what the run recorded, merged into ``Schedule.extras``.
+    * :meth:`extras` -- what the run recorded, merged into ``Schedule.extras``;
+    * :meth:`wake_times` -- instants at which :meth:`Simulator.run` must stop even
+      without an event (e.g. a replay's logged starts);
+    * :attr:`needs_log` -- True only for a dispatcher that replays the log: the engine
+      then hands it the whole workload, logged waits (SWF field 3) and run times
+      included, with :meth:`see_log` after :meth:`reset`, as the oracle predictor is
+      handed the run times.
 
     >>> class Oldest(DispatcherBase):
     ...     name = "oldest"
@@ -375,11 +382,24 @@ class DispatcherBase:
         """What the run recorded, for ``Schedule.extras`` (default: nothing)."""
         return {}
 
+    needs_log: bool = False
+
+    def see_log(self, workload: Workload) -> None:
+        """The workload as logged (waits, run times); called only if :attr:`needs_log`."""
+
+    def wake_times(self) -> np.ndarray:
+        """Times (s) at which the engine holds an instant with no event (default: none).
+
+        Asked once, after :meth:`reset`; at such an instant the dispatcher is asked as at
+        any other (if a waiting job fits, or at every instant with ``every_event``).
+        """
+        return np.zeros(0)
+
     def __call__(self, view: SystemView) -> DecisionLike:
         raise NotImplementedError(f"{type(self).__name__} must implement __call__(view)")
 
 
-_HOOKS = ("reset", "every_event", "extras")
+_HOOKS = ("reset", "every_event", "extras", "wake_times", "see_log")
 
 
 class CallableDispatcher(DispatcherBase):
@@ -807,7 +827,7 @@ class Simulator:
                     count += 1
                     ended.append(j)
                     predictor.on_end(j, t, t - self.start_time[j])
-                elif self._alarm.get(j) == t:  # the live alarm (it precedes the job's end)
+                elif kind == _EXPIRE and self._alarm.get(j) == t:  # the live alarm (precedes the end)
                     del self._alarm[j]
                     self._correct(j, float(self.start_time[j]))
             if count:
@@ -877,6 +897,23 @@ class Simulator:
         for j in reversed(revised):
             if corrects and state[j] == 2:
                 self._arm(j, float(self.start_time[j]))
+
+    def wake_at(self, times: Sequence[float] | np.ndarray) -> None:
+        """Hold an instant at each of ``times`` (those before ``now`` are ignored).
+
+        Nothing happens at such an instant but the decision: :meth:`advance` stops there
+        as at any event (if a waiting job fits, or with ``every_event``). A dispatcher
+        asks for them through :meth:`DispatcherBase.wake_times`.
+        """
+        ts = np.unique(np.asarray(times, dtype=np.float64).reshape(-1))
+        ts = ts[np.isfinite(ts) & (ts >= self.now)]
+        if not len(ts):
+            return
+        events = self._events
+        seq = self._seq
+        events.extend((t, _WAKE, seq + i, -1) for i, t in enumerate(ts.tolist()))
+        self._seq = seq + len(ts)
+        heapq.heapify(events)
 
     def advance(self, every_event: bool = False) -> bool:
         """Move to the next decision point.
@@ -1004,6 +1041,17 @@ class Simulator:
             + (" (this machine gives each chunk a whole, entirely free node)" if m.exclusive else "")
         )
 
+    def attach(self, dispatcher: DispatcherBase) -> None:
+        """Call a dispatcher's hooks before it decides: reset, see_log, wake_times.
+
+        :meth:`run` calls it after :meth:`reset`; the environment's adapter
+        (:class:`hpcgym.env.adapters.DispatcherPolicy`) at an episode's first decision.
+        """
+        dispatcher.reset(self.view)
+        if dispatcher.needs_log:
+            dispatcher.see_log(self.workload)
+        self.wake_at(dispatcher.wake_times())
+
     def run(self, dispatcher: Dispatcher, *, progress: bool | None = None) -> Schedule:
         """Replay the whole workload with ``dispatcher`` and return the schedule.
 
@@ -1020,7 +1068,7 @@ class Simulator:
         """
         d = as_dispatcher(dispatcher)
         self.reset()
-        d.reset(self.view)
+        self.attach(d)
         every_event = bool(d.every_event)
         n = len(self.workload)
         if progress is None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from hpcgym.baselines.cp import ConstraintProgramming
 from hpcgym.baselines.dispatchers import FCFS, EasyBackfilling, ListScheduler, PriorityRuleBased
 from hpcgym.baselines.heuristics import SCORES, QueueOrder, heuristic_score
+from hpcgym.baselines.replay import Replay
 from hpcgym.errors import InvalidConfigError
 from hpcgym.predictors import Predictor, Scaled, make_predictor, with_correction
 from hpcgym.registry import Entry, Registry, factory_parameters, parse_value
@@ -37,6 +38,7 @@ __all__ = [
     "PolicySpec",
     "PriorityRuleBased",
     "QueueOrder",
+    "Replay",
     "heuristic_score",
     "make_policy",
     "policy_parameters",
@@ -394,6 +396,19 @@ register_policy(
             "parameters": "ewt=machine|uniform|QUEUE=S/..., unknown=S, allocation=best-fit|first-fit|machine",
         },
     ),
+)
+
+# Hariharan et al. (003) and Galleguillos et al. (002): the system as it ran
+register_policy(
+    PolicySpec(
+        "replay",
+        Replay,
+        "walltime",
+        "the logged schedule: each job starts at submit + SWF wait, or as soon after as it fits "
+        "(delays and the log's overcommitted instants counted)",
+        {"queue order": "logged start", "backfill": "every due job that fits", "predictor": "unused"},
+    ),
+    aliases=("log",),
 )
 
 

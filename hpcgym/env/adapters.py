@@ -79,7 +79,8 @@ class DispatcherPolicy:
         if env.sim is not self._sim:  # a new episode
             self._sim = env.sim
             self._decision = -1
-            self.dispatcher.reset(env.view)
+            assert env.sim is not None  # the environment has been reset
+            env.sim.attach(self.dispatcher)  # reset, and the replay's log and wake-up times
         if env.decision_count != self._decision:
             self._decision = env.decision_count
             decision = self.dispatcher(env.view)
