@@ -60,10 +60,10 @@ from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
 from hpcgym.errors import InvalidConfigError, InvalidDecisionError
 from hpcgym.metrics import bounded_slowdown, compute_metrics, paired_difference_ci
 from hpcgym.predictors import make_predictor
-from hpcgym.protocols import Protocol, make_protocol, published_comparison
+from hpcgym.protocols import Protocol, make_protocol, published_comparison, reading_of
 from hpcgym.report import format_table, json_ready, to_json, write_csv
 from hpcgym.sim import Schedule, Simulator, as_dispatcher, callable_name
-from hpcgym.workload import Workload
+from hpcgym.workload import READINGS, Workload
 
 BASELINES = (
     "fcfs",
@@ -630,8 +630,9 @@ def evaluate(
             space is not the environment's.
         UnknownNameError: an unknown protocol; the message lists the known ones.
     """
-    w = episodes.load_trace(trace, procs=procs, machine=machine)
     proto = None if protocol is None else make_protocol(protocol)
+    reading = "hpcgym" if proto is None else proto.reading
+    w = episodes.load_trace(trace, procs=procs, machine=machine, reading=reading)
     if proto is None:
         window_jobs = 1024 if window_jobs is None else window_jobs
         job_range, offsets = evaluation_offsets(len(w), window_jobs, windows, split, split_fractions)
@@ -706,6 +707,11 @@ def evaluate(
         f"bsld - {ref}: mean per-window paired difference, {confidence:.0%} BCa bootstrap interval "
         f"(seed {seed}); an interval that excludes 0 is a difference",
     ]
+    if proto is not None and reading_of(w) != proto.reading:
+        notes.append(
+            f"the trace was read with {reading_of(w)}'s rules, not the protocol's ({proto.reading}'s): "
+            "give the file, not a loaded workload, to compare with the published figures"
+        )
     if proto is not None and not proto.held_out:
         overlapping = sum(abs(a - b) < window_jobs for i, a in enumerate(offsets) for b in offsets[i + 1 :])
         notes[0] = (
@@ -758,6 +764,13 @@ def _configure(p: argparse.ArgumentParser) -> None:
         "--split", default="test", choices=episodes.SPLITS, help="split of the windows (default test)"
     )
     p.add_argument(
+        "--reading",
+        default=None,
+        choices=READINGS,
+        help="how SWF lines become jobs: hpcgym's rules or RLScheduler's (cancelled jobs kept as 10-s "
+        "jobs, ...; see docs/EVALUATION.md) (default: the protocol's, else hpcgym)",
+    )
+    p.add_argument(
         "--window-jobs", type=int, default=None, help="jobs per window (default 1024, or the protocol's)"
     )
     p.add_argument(
@@ -792,6 +805,8 @@ def _run(args: argparse.Namespace) -> int:
 
         require("plot", what="the plots of --out (or give --no-plots)")
     proto = None if args.protocol is None else make_protocol(args.protocol)
+    if args.reading is None:
+        args.reading = proto.reading if proto is not None else "hpcgym"
     names = args.policies
     if names is None:
         names = ",".join(proto.policies if proto is not None and proto.policies else BASELINES)

@@ -54,6 +54,7 @@ import numpy as np
 from hpcgym import episodes
 from hpcgym.errors import InvalidConfigError
 from hpcgym.registry import Registry
+from hpcgym.workload import READINGS, Workload
 
 WINDOW_DRAWS = ("evenly", "rlscheduler")
 """How a protocol places its test windows: evenly spaced and never overlapping
@@ -125,6 +126,9 @@ class Protocol:
         metric: the figure the study reports (``bsld``: mean bounded slowdown, tau 10 s).
         policies: the heuristics it compares, without and with backfilling.
         held_out: whether the test windows are kept out of training.
+        reading: how the study read an SWF trace's lines into jobs
+            (:data:`hpcgym.workload.READINGS`); a trace file evaluated under the
+            protocol is read this way.
         published: published figures, per trace key (:func:`trace_key`) and column
             (``"<heuristic> <no-bf|bf>"``).
 
@@ -144,6 +148,7 @@ class Protocol:
     metric: str = "bsld"
     policies: tuple[str, ...] = ()
     held_out: bool = True
+    reading: str = "hpcgym"
     published: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -167,6 +172,10 @@ class Protocol:
             )
         if self.window_draw == "rlscheduler" and self.range_jobs is None:
             raise InvalidConfigError(f"protocol {self.name!r}: the rlscheduler draw needs range_jobs")
+        if self.reading not in READINGS:
+            raise InvalidConfigError(
+                f"protocol {self.name!r}: reading must be one of {', '.join(READINGS)}, got {self.reading!r}"
+            )
         if self.metric != "bsld":
             raise InvalidConfigError(f"protocol {self.name!r}: metric must be 'bsld', got {self.metric!r}")
 
@@ -286,6 +295,7 @@ RLSCHEDULER = Protocol(
     seed=1,
     policies=tuple(p for pair in zip(*RLSCHEDULER_HEURISTICS.values(), strict=True) for p in pair),
     held_out=False,
+    reading="rlscheduler",
     published=RLSCHEDULER_PUBLISHED,
 )
 
@@ -296,6 +306,12 @@ def _constant(protocol: Protocol) -> Callable[[], Protocol]:
 
 for _p in (HELD_OUT, RLSCHEDULER):
     PROTOCOLS.register(_p.name, _constant(_p), description=_p.description)
+
+
+def reading_of(w: Workload) -> str:
+    """How ``w`` was read (:data:`hpcgym.workload.READINGS`), from its load report."""
+    notes = w.report.notes if w.report is not None else ()
+    return "rlscheduler" if any(n.startswith("RLScheduler's reading") for n in notes) else "hpcgym"
 
 
 def make_protocol(protocol: str | Protocol) -> Protocol:

@@ -21,9 +21,10 @@ from hpcgym.protocols import (
     legacy_gym_random_state,
     make_protocol,
     published_comparison,
+    reading_of,
     rlscheduler_offsets,
 )
-from hpcgym.workload import load_default
+from hpcgym.workload import load_default, read_swf
 
 
 def gym_legacy_words(seed: int) -> list[int]:
@@ -148,9 +149,10 @@ def test_cli_protocol_on_the_bundled_slice(capsys) -> None:  # type: ignore[no-u
             "--no-progress"]  # fmt: skip
     assert cli_main(argv) == 0
     data = json.loads(capsys.readouterr().out)
-    n = len(load_default())
-    assert [w["offset"] for w in data["windows"]] == rlscheduler_offsets(1, 2, 1024, n)
-    assert all(w["stop"] - w["offset"] == 1024 and w["stop"] <= min(n, 10_000) for w in data["windows"])
+    # the protocol reads the bundled slice (10,000 SWF lines) as RLScheduler does: 10,000 jobs
+    assert data["config"]["jobs"] == 10_000
+    assert [w["offset"] for w in data["windows"]] == rlscheduler_offsets(1, 2, 1024, 10_000)
+    assert all(w["stop"] - w["offset"] == 1024 for w in data["windows"])
     policies = [r["policy"] for r in data["summary"]]
     assert policies == [
         "fcfs",
@@ -169,3 +171,44 @@ def test_cli_protocol_on_the_bundled_slice(capsys) -> None:  # type: ignore[no-u
     assert cli_main(["evaluate", "--protocol", "nope", "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert "unknown protocol 'nope'" in err and "held-out, rlscheduler" in err and "Traceback" not in err
+    assert cli_main([*argv, "--reading", "hpcgym", "--policies", "fcfs"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    n = len(load_default())  # hpcgym's reading drops the slice's 1,057 cancelled jobs
+    assert data["config"]["jobs"] == n < 10_000
+    assert [w["offset"] for w in data["windows"]] == rlscheduler_offsets(1, 2, 1024, n)
+
+
+SWF_LINES = [
+    "; MaxProcs: 8",
+    # id submit wait run alloc cpu mem req_procs req_time req_mem status user group exe queue part prec think
+    "1 0 0 100 2 -1 -1 4 300 -1 1 1 1 1 1 1 -1 -1",
+    "2 5 0 -1 -1 -1 -1 2 600 -1 5 1 1 1 1 1 -1 -1",
+    "3 6 0 0 1 -1 -1 1 60 -1 1 1 1 1 1 1 -1 -1",
+    "4 7 0 50 3 -1 -1 -1 -1 -1 1 1 1 1 1 1 -1 -1",
+    "5 9 0 40 6 -1 -1 2 100 -1 1 1 1 1 1 1 -1 -1",
+]
+
+
+def test_rlscheduler_reading_of_an_swf_file(tmp_path, write_swf_text) -> None:  # type: ignore[no-untyped-def]
+    path = write_swf_text(tmp_path / "t.swf", "\n".join(SWF_LINES) + "\n")
+    ours = read_swf(path)
+    assert ours.job_id.tolist() == [1, 3, 4, 5]  # the cancelled job is dropped, the 0-s one kept
+    assert ours.procs_req.tolist() == [4, 1, 3, 2] and ours.estimate[2] == 300  # default: the largest kept
+    theirs = read_swf(path, reading="rlscheduler")
+    assert theirs.job_id.tolist() == [1, 2, 4, 5]  # cancelled kept as a 10-s job, the 0-s one dropped
+    assert theirs.runtime.tolist() == [100, 10, 50, 40]
+    assert theirs.procs_req.tolist() == [4, 2, 3, 6]  # max(allocated, requested)
+    assert theirs.estimate.tolist() == [300, 600, 50, 100]  # no estimate: the run time
+    assert theirs.report.dropped == {"runtime = 0 (RLScheduler's reading)": 1}
+    assert "1 jobs with run time < 0 kept as 10-s jobs, 1 sized by field 5" in theirs.report.notes[0]
+    assert reading_of(theirs) == "rlscheduler" and reading_of(ours) == "hpcgym"
+    with pytest.raises(InvalidConfigError, match="reading: must be one of hpcgym, rlscheduler"):
+        read_swf(path, reading="gym")
+
+
+def test_a_loaded_workload_keeps_its_reading_and_says_so() -> None:
+    ev = evaluate(
+        ["fcfs"], load_default(), protocol="rlscheduler", windows=2, window_jobs=300, n_resamples=200
+    )
+    assert ev.config["jobs"] == len(load_default())
+    assert any("read with hpcgym's rules, not the protocol's" in n for n in ev.notes)
