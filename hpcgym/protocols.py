@@ -243,6 +243,15 @@ RLSCHEDULER_HEURISTICS = {
 }
 """RLScheduler's table columns and the hpcgym presets that play them, without and with backfilling."""
 
+RLSCHEDULER_RULES = {
+    "FCFS": ("rls-fcfs", "rls-fcfs-bf"),
+    "WFP3": ("rls-wfp3", "rls-wfp3-bf"),
+    "UNI": ("rls-unicep", "rls-unicep-bf"),
+    "SJF": ("rls-sjf", "rls-sjf-bf"),
+    "F1": ("rls-f1", "rls-f1-bf"),
+}
+"""The same columns under RLScheduler's own simulator rules (:mod:`hpcgym.baselines.rlscheduler`)."""
+
 RLSCHEDULER_PUBLISHED: dict[str, dict[str, float]] = {
     "SDSC-SP2": {
         "FCFS no-bf": 1727.54, "WFP3 no-bf": 3000.88, "UNI no-bf": 1848.45, "SJF no-bf": 2680.55,
@@ -293,7 +302,12 @@ RLSCHEDULER = Protocol(
     test_windows=10,
     window_draw="rlscheduler",
     seed=1,
-    policies=tuple(p for pair in zip(*RLSCHEDULER_HEURISTICS.values(), strict=True) for p in pair),
+    policies=tuple(
+        p
+        for table in (RLSCHEDULER_HEURISTICS, RLSCHEDULER_RULES)
+        for pair in zip(*table.values(), strict=True)
+        for p in pair
+    ),
     held_out=False,
     reading="rlscheduler",
     published=RLSCHEDULER_PUBLISHED,
@@ -330,9 +344,10 @@ def published_comparison(
 ) -> list[dict[str, Any]]:
     """Rows of measured mean bsld beside the protocol's published figures for this trace.
 
-    One row per column of RLScheduler's table (and RL); the measured figure is the
-    preset's ``mean_bsld`` in ``summary`` (None when it was not run or for RL, which
-    hpcgym cannot name). Empty when the protocol publishes nothing for the trace.
+    One row per column of RLScheduler's table (and RL); the measured figures are the
+    ``mean_bsld`` in ``summary`` of hpcgym's preset (``measured_*``) and of the preset
+    under RLScheduler's rules (``rules_*``), None when it was not run or for RL, which
+    hpcgym cannot name. Empty when the protocol publishes nothing for the trace.
     """
     key = trace_key(trace_name)
     pub = protocol.published.get(key, {}) if key is not None else {}
@@ -341,13 +356,16 @@ def published_comparison(
     measured = {r["policy"]: r["mean_bsld"] for r in summary}
     rows = []
     for column, (no_bf, bf) in (*RLSCHEDULER_HEURISTICS.items(), ("RL", ("", ""))):
+        rules_no_bf, rules_bf = RLSCHEDULER_RULES.get(column, ("", ""))
         rows.append(
             {
                 "heuristic": column,
                 "presets": f"{no_bf} / {bf}" if no_bf else "(agent)",
                 "measured_no_bf": measured.get(no_bf),
+                "rules_no_bf": measured.get(rules_no_bf),
                 "published_no_bf": pub.get(f"{column} no-bf"),
                 "measured_bf": measured.get(bf),
+                "rules_bf": measured.get(rules_bf),
                 "published_bf": pub.get(f"{column} bf"),
             }
         )
@@ -358,8 +376,10 @@ PUBLISHED_COLUMNS = [
     ("heuristic", "RLScheduler column", ""),
     ("presets", "hpcgym presets", ""),
     ("measured_no_bf", "no backfill: hpcgym", ".2f"),
+    ("rules_no_bf", "rls-*", ".2f"),
     ("published_no_bf", "published", ".2f"),
     ("measured_bf", "backfill: hpcgym", ".2f"),
+    ("rules_bf", "rls-*-bf", ".2f"),
     ("published_bf", "published", ".2f"),
 ]
 """``(key, header, format)`` of :func:`published_comparison`'s printed table."""
@@ -371,6 +391,7 @@ __all__ = [
     "RLSCHEDULER",
     "RLSCHEDULER_HEURISTICS",
     "RLSCHEDULER_PUBLISHED",
+    "RLSCHEDULER_RULES",
     "WINDOW_DRAWS",
     "Protocol",
     "legacy_gym_random_state",

@@ -11,6 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hpcgym.baselines import make_policy
+from hpcgym.baselines.rlscheduler import rlscheduler_score
 from hpcgym.cli import main as cli_main
 from hpcgym.errors import InvalidConfigError, UnknownNameError
 from hpcgym.evaluate import evaluate, evaluation_offsets
@@ -24,7 +26,8 @@ from hpcgym.protocols import (
     reading_of,
     rlscheduler_offsets,
 )
-from hpcgym.workload import load_default, read_swf
+from hpcgym.sim import Simulator
+from hpcgym.workload import Workload, load_default, read_swf
 
 
 def gym_legacy_words(seed: int) -> list[int]:
@@ -123,6 +126,7 @@ def test_published_figures_sit_beside_the_measured_ones() -> None:
     assert by["FCFS"]["measured_bf"] == 10.0 and by["FCFS"]["published_bf"] == 127.38
     assert by["F1"]["measured_no_bf"] == 7.5 and by["F1"]["published_bf"] == 71.95
     assert by["RL"]["measured_bf"] is None and by["RL"]["published_bf"] == 86.14
+    assert by["FCFS"]["rules_no_bf"] is None  # rls-fcfs was not run
     assert RLSCHEDULER_PUBLISHED["SDSC-SP2"]["FCFS bf"] == 1595.12
     assert published_comparison(p, "CTC-SP2-1996-3.1-cln", summary) == []
     assert published_comparison(make_protocol("held-out"), "HPC2N-2002-2.2-cln", summary) == []
@@ -154,18 +158,8 @@ def test_cli_protocol_on_the_bundled_slice(capsys) -> None:  # type: ignore[no-u
     assert [w["offset"] for w in data["windows"]] == rlscheduler_offsets(1, 2, 1024, 10_000)
     assert all(w["stop"] - w["offset"] == 1024 for w in data["windows"])
     policies = [r["policy"] for r in data["summary"]]
-    assert policies == [
-        "fcfs",
-        "wfp3",
-        "unicep",
-        "sjf-est",
-        "f1",
-        "easy",
-        "wfp3-bf",
-        "unicep-bf",
-        "sjf",
-        "f1-bf",
-    ]
+    assert policies == list(make_protocol("rlscheduler").policies)
+    assert policies[:5] == ["fcfs", "wfp3", "unicep", "sjf-est", "f1"] and policies[10] == "rls-fcfs"
     assert data["config"]["protocol"] == "rlscheduler"
     assert [r["heuristic"] for r in data["published"]] == ["FCFS", "WFP3", "UNI", "SJF", "F1", "RL"]
     assert cli_main(["evaluate", "--protocol", "nope", "--no-progress"]) == 2
@@ -212,3 +206,42 @@ def test_a_loaded_workload_keeps_its_reading_and_says_so() -> None:
     )
     assert ev.config["jobs"] == len(load_default())
     assert any("read with hpcgym's rules, not the protocol's" in n for n in ev.notes)
+
+
+def starts(
+    policy: str, submit: list[float], runtime: list[float], procs: list[int], est: list[float]
+) -> list[float]:
+    w = Workload.from_columns(submit, runtime, procs, est, procs=4)
+    return Simulator(w).run(make_policy(policy), progress=False).start.tolist()  # type: ignore[no-any-return]
+
+
+def test_rlscheduler_rules_commit_the_head() -> None:
+    # A fills the machine; B (4 procs, long) arrives first, C (1 proc, short) next
+    args = ([0, 1, 2], [10, 100, 5], [4, 4, 1], [10, 100, 5])
+    assert starts("rls-sjf", *args) == [0, 10, 110]  # B was chosen alone at t=1 and keeps its place
+    assert starts("sjf-est", *args) == [0, 15, 10]  # hpcgym re-sorts at t=10: C first, B after it
+    assert starts("rls-fcfs", *args) == starts("fcfs", *args) == [0, 10, 110]
+
+
+def test_rlscheduler_backfilling_is_fcfs_and_strictly_before_the_earliest_start() -> None:
+    # A (3 of 4 procs, estimate 10); B needs 4: its earliest start is 10
+    args = ([0, 1, 2, 3], [10, 100, 20, 5], [3, 4, 1, 1], [10, 100, 20, 5])
+    assert starts("rls-fcfs-bf", *args) == [0, 10, 110, 3]  # D (3 + 5 < 10) backfills, C (22) does not
+    late = ([0, 1, 2, 3], [10, 100, 20, 7], [3, 4, 1, 1], [10, 100, 20, 7])
+    assert starts("rls-fcfs-bf", *late) == [0, 10, 110, 110]  # D would end at 10: not strictly before
+    # no extra-processor rule: B (3 procs) leaves 1 of 4 free at its earliest start 10; C (1 proc,
+    # ending at 52) would use only that, so EASY backfills it, RLScheduler's rules do not
+    extra = ([0, 1, 2], [10, 100, 50], [2, 3, 1], [10, 100, 50])
+    assert starts("rls-fcfs-bf", *extra) == [0, 10, 10]
+    assert starts("easy", *extra) == [0, 10, 2]
+
+
+def test_rlscheduler_scores_as_coded() -> None:
+    s, r, n = np.array([0.0, 99.0]), np.array([10.0, 10.0]), np.array([1, 4])
+    assert rlscheduler_score("fcfs", s, r, n).tolist() == [0.0, 99.0]
+    np.testing.assert_allclose(rlscheduler_score("f1", s, r, n), [1 + 870 * -1, 4 + 870 * np.log10(99)])
+    np.testing.assert_allclose(rlscheduler_score("wfp3", s, r, n), [(1 / 10) ** 3, 4 * (100 / 10) ** 3])
+    uni = rlscheduler_score("unicep", s, r, n)
+    assert uni[0] > 1e12 and uni[1] == pytest.approx(100 / (2 * 10))  # 1-proc jobs go last
+    with pytest.raises(InvalidConfigError, match="score must be one of"):
+        rlscheduler_score("saf", s, r, n)
