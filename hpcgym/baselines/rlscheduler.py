@@ -101,6 +101,11 @@ class RLSchedulerOrder(DispatcherBase):
         self._nodes: tuple[Any, ...] = ()
 
     @property
+    def head(self) -> int:
+        """The chosen job the simulator waits for (-1: none chosen)."""
+        return self._head
+
+    @property
     def every_event(self) -> bool:
         return True  # the committed head must be looked at whenever something changes
 
@@ -139,6 +144,8 @@ class RLSchedulerOrder(DispatcherBase):
         return float(earliest)
 
     def __call__(self, view: SystemView) -> list[int]:
+        if not self._nodes:  # called without reset (e.g. through a proxy)
+            self._nodes = tuple(view.machine.nodes)
         waiting = view.queue.copy()  # arrival order
         free = np.array(view.free, dtype=np.int64)
         started: dict[int, np.ndarray] = {}
