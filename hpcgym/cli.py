@@ -159,6 +159,7 @@ def load_trace(args: argparse.Namespace) -> Any:
                 procs=args.procs,
                 default_estimate=getattr(args, "default_estimate", None),
                 partitions=parse_partitions(getattr(args, "partition", None)),
+                reading=getattr(args, "reading", None) or "hpcgym",
             )
         w = _for_machine(w, args)
     allocation = getattr(args, "allocation", None)

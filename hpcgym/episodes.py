@@ -40,14 +40,18 @@ SPLITS = ("train", "validation", "test", "all")
 
 
 @functools.lru_cache(maxsize=8)
-def _read_trace(path: str, procs: int | None, machine: str | Machine | None) -> Workload:
+def _read_trace(
+    path: str, procs: int | None, machine: str | Machine | None, reading: str = "hpcgym"
+) -> Workload:
     # Workload columns are read-only, so envs of one process can share a trace.
     from hpcgym.jobtable import is_job_table, read_jobs
 
     machine = resolve_machine(machine)
     if is_job_table(path):
+        if reading != "hpcgym":
+            raise InvalidConfigError(f"reading: {reading!r} applies to SWF traces, not the job table {path}")
         return read_jobs(path, machine, procs=procs)
-    w = read_swf(path, procs=procs)
+    w = read_swf(path, procs=procs, reading=reading)
     return w if machine is None else fit_workload(w, machine)
 
 
@@ -71,6 +75,7 @@ def load_trace(
     procs: int | None = None,
     load_factor: float = 1.0,
     machine: str | os.PathLike[str] | Machine | None = None,
+    reading: str = "hpcgym",
 ) -> Workload:
     """The workload ``trace`` names (None: the bundled trace), for ``machine``, load-scaled.
 
@@ -84,6 +89,8 @@ def load_trace(
             it can never run are dropped and counted
             (:func:`~hpcgym.machine.fit_workload`). None: the workload's own machine
             (a job table's ``Machine`` header), else one node of ``procs`` processors.
+        reading: how an SWF file's lines become jobs (:data:`hpcgym.workload.READINGS`);
+            a loaded workload is taken as it is.
 
     Raises:
         InvalidConfigError: the trace has no jobs, or both ``procs`` and ``machine``.
@@ -99,7 +106,7 @@ def load_trace(
             w = fit_workload(w, m)
     else:
         path = str(default_trace_path()) if trace is None else os.fspath(trace)
-        w = _read_trace(path, None if procs is None else int(procs), machine)
+        w = _read_trace(path, None if procs is None else int(procs), machine, reading)
     if len(w) == 0:
         raise InvalidConfigError("trace: the trace has no jobs")
     return w.scale_load(load_factor) if load_factor != 1.0 else w

@@ -11,7 +11,11 @@ One definition of the episodes (:mod:`hpcgym.episodes`) for every policy:
    (``split jobs // window_jobs``);
 3. with ``warm_start`` each window begins in the state a full replay of the trace by
    ``warm_policy`` had when its first job arrived (:class:`~hpcgym.episodes.WarmStart`);
-   those context jobs are simulated but not measured.
+   those context jobs are simulated but not measured;
+4. or, with ``protocol``, as a study drew them (:mod:`hpcgym.protocols`): ``"rlscheduler"``
+   draws RLScheduler's 10 random 1,024-job windows (seed 1) in the first 10,000 jobs, which
+   overlap the range agents train on (not a held-out evaluation), and the table adds the
+   figures RLScheduler published for the trace.
 
 A registered dispatcher (``"easy"``, ``"f1-bf"``, ``"random-fit:seed=1"``) or any
 dispatcher callable (``view -> jobs``) is simulated directly by the engine on each
@@ -60,9 +64,10 @@ from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
 from hpcgym.errors import InvalidConfigError, InvalidDecisionError
 from hpcgym.metrics import bounded_slowdown, compute_metrics, paired_difference_ci
 from hpcgym.predictors import make_predictor
+from hpcgym.protocols import Protocol, make_protocol, published_comparison, reading_of
 from hpcgym.report import format_table, json_ready, to_json, write_csv
 from hpcgym.sim import Schedule, Simulator, as_dispatcher, callable_name
-from hpcgym.workload import Workload
+from hpcgym.workload import READINGS, Workload
 
 BASELINES = (
     "fcfs",
@@ -451,6 +456,7 @@ class Evaluation:
     per_window: dict[str, list[dict[str, Any]]]
     summary: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
+    published: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -459,13 +465,23 @@ class Evaluation:
             "summary": self.summary,
             "per_window": self.per_window,
             "notes": self.notes,
+            "published": self.published,
         }
 
     def to_json(self) -> str:
         return to_json(self.to_dict())
 
     def table(self) -> str:
-        return format_table(self.summary, SUMMARY_COLUMNS, self.notes)
+        """The summary table; with a protocol's published figures, those beside the measured ones."""
+        text = format_table(self.summary, SUMMARY_COLUMNS, self.notes)
+        if self.published:
+            from hpcgym.protocols import PUBLISHED_COLUMNS
+
+            text += (
+                f"\n\nmean bsld beside the figures published for protocol {self.config['protocol']!r} "
+                f"({self.config['trace']}):\n" + format_table(self.published, PUBLISHED_COLUMNS)
+            )
+        return text
 
     def window_rows(self) -> list[dict[str, Any]]:
         return [
@@ -620,8 +636,9 @@ def evaluate(
     machine: str | None = None,
     split: str = "test",
     split_fractions: tuple[float, float, float] = (0.7, 0.15, 0.15),
-    window_jobs: int = 1024,
+    window_jobs: int | None = None,
     windows: int | None = None,
+    protocol: str | Protocol | None = None,
     warm_start: bool = False,
     warm_policy: str = "easy",
     predictor: str | None = None,
@@ -643,8 +660,13 @@ def evaluate(
         machine: machine preset or file for ``trace``.
         split: the split the windows come from.
         split_fractions: train, validation, test fractions.
-        window_jobs: jobs per window.
-        windows: how many windows (evenly spaced); None: as many as the split holds.
+        window_jobs: jobs per window (None: 1,024, or the protocol's).
+        windows: how many windows (evenly spaced); None: as many as the split holds
+            (or the protocol's number).
+        protocol: draw the windows as this :class:`~hpcgym.protocols.Protocol` (or
+            registered name, ``"held-out"`` or ``"rlscheduler"``) does; it replaces
+            ``split`` and ``split_fractions``, and the table adds the figures it
+            published for the trace, if any.
         warm_start: begin each window in the state a full replay had (context jobs are
             simulated, not measured).
         warm_policy: the preset of that replay.
@@ -662,9 +684,19 @@ def evaluate(
     Raises:
         InvalidConfigError: a bad name, split, window size, or a model whose observation
             space is not the environment's.
+        UnknownNameError: an unknown protocol; the message lists the known ones.
     """
-    w = episodes.load_trace(trace, procs=procs, machine=machine)
-    job_range, offsets = evaluation_offsets(len(w), window_jobs, windows, split, split_fractions)
+    proto = None if protocol is None else make_protocol(protocol)
+    reading = "hpcgym" if proto is None else proto.reading
+    w = episodes.load_trace(trace, procs=procs, machine=machine, reading=reading)
+    if proto is None:
+        window_jobs = 1024 if window_jobs is None else window_jobs
+        job_range, offsets = evaluation_offsets(len(w), window_jobs, windows, split, split_fractions)
+    else:
+        window_jobs = proto.test_window_jobs if window_jobs is None else window_jobs
+        job_range, offsets = proto.test_offsets(len(w), window_jobs, windows)
+        split = "test" if proto.held_out else f"first {job_range[1]} jobs"
+        split_fractions = proto.split_fractions
     cands = candidates(policies, reference, predictor)
     ref = resolve_policy_name(reference)
     warm = episodes.WarmStart(w, warm_policy) if warm_start else None
@@ -715,6 +747,8 @@ def evaluate(
         "split": split,
         "split_fractions": list(split_fractions),
         "split_range": [lo, hi],
+        "protocol": None if proto is None else proto.name,
+        "held_out": True if proto is None else proto.held_out,
         "window_jobs": window_jobs,
         "windows": len(offsets),
         "warm_start": warm_start,
@@ -728,21 +762,39 @@ def evaluate(
         "env_kwargs": json_ready(dict(env_kwargs or {})),
         "agent_env": json_ready(agent_env),
     }
+    warm_note = f"; each window starts warm (a full {warm_policy} replay's state)" if warm_start else ""
     notes = [
         f"{len(offsets)} non-overlapping windows of {window_jobs} jobs in the {split!r} split, jobs "
-        f"[{lo}, {hi}) of {len(w)}; every job of a window is measured"
-        + (f"; each window starts warm (a full {warm_policy} replay's state)" if warm_start else ""),
+        f"[{lo}, {hi}) of {len(w)}; every job of a window is measured" + warm_note,
         "mean/median bsld and wait: over the windows, of each window's mean",
         f"bsld - {ref}: mean per-window paired difference, {confidence:.0%} BCa bootstrap interval "
         f"(seed {seed}); an interval that excludes 0 is a difference",
     ]
+    if proto is not None and reading_of(w) != proto.reading:
+        notes.append(
+            f"the trace was read with {reading_of(w)}'s rules, not the protocol's ({proto.reading}'s): "
+            "give the file, not a loaded workload, to compare with the published figures"
+        )
+    if proto is not None and not proto.held_out:
+        overlapping = sum(abs(a - b) < window_jobs for i, a in enumerate(offsets) for b in offsets[i + 1 :])
+        notes[0] = (
+            f"protocol {proto.name!r}: {len(offsets)} windows of {window_jobs} jobs drawn at random "
+            f"(seed {proto.seed}) in the first {hi} jobs of {len(w)}, {overlapping} overlapping pair(s); "
+            "every job of a window is measured" + warm_note
+        )
+        notes.insert(
+            1,
+            "NOT a held-out evaluation: the test windows lie in the range agents train on "
+            f"(jobs {proto.train_range(len(w))[0]}-{proto.train_range(len(w))[1] - 1})",
+        )
     if len(offsets) < 5:
         notes.append(
             f"only {len(offsets)} window(s): a bootstrap interval from so few pairs is rough "
             "(none from one); "
             "use smaller --window-jobs or a longer trace for more"
         )
-    return Evaluation(config, win, per_window, summary, notes)
+    published = [] if proto is None else published_comparison(proto, w.name, summary)
+    return Evaluation(config, win, per_window, summary, notes, published)
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -752,9 +804,16 @@ def _configure(p: argparse.ArgumentParser) -> None:
     add_trace_arguments(p)
     p.add_argument(
         "--policies",
-        default=",".join(BASELINES),
+        default=None,
         help="comma-separated presets (default: every heuristic baseline with and without backfilling, "
-        "and easy++)",
+        "and easy++; with --protocol, the heuristics of its table)",
+    )
+    p.add_argument(
+        "--protocol",
+        default=None,
+        help="draw the windows as a study did: held-out (the default windows) or rlscheduler (first "
+        "10,000 jobs, 10 random 1,024-job windows, seed 1; NOT held out), printed beside its "
+        "published figures; --window-jobs and --windows override its sizes",
     )
     p.add_argument(
         "--model",
@@ -768,7 +827,16 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--split", default="test", choices=episodes.SPLITS, help="split of the windows (default test)"
     )
-    p.add_argument("--window-jobs", type=int, default=1024, help="jobs per window (default 1024)")
+    p.add_argument(
+        "--reading",
+        default=None,
+        choices=READINGS,
+        help="how SWF lines become jobs: hpcgym's rules or RLScheduler's (cancelled jobs kept as 10-s "
+        "jobs, ...; see docs/EVALUATION.md) (default: the protocol's, else hpcgym)",
+    )
+    p.add_argument(
+        "--window-jobs", type=int, default=None, help="jobs per window (default 1024, or the protocol's)"
+    )
     p.add_argument(
         "--windows", type=int, default=None, help="number of windows (default: as many as the split holds)"
     )
@@ -800,7 +868,7 @@ def _configure(p: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     from hpcgym.cli import load_trace
 
-    if args.window_jobs < 1:
+    if args.window_jobs is not None and args.window_jobs < 1:
         raise InvalidConfigError(f"--window-jobs: must be >= 1, got {args.window_jobs}")
     if args.windows is not None and args.windows < 1:
         raise InvalidConfigError(f"--windows: must be >= 1, got {args.windows}")
@@ -808,8 +876,14 @@ def _run(args: argparse.Namespace) -> int:
         from hpcgym._extras import require
 
         require("plot", what="the plots of --out (or give --no-plots)")
+    proto = None if args.protocol is None else make_protocol(args.protocol)
+    if args.reading is None:
+        args.reading = proto.reading if proto is not None else "hpcgym"
+    names = args.policies
+    if names is None:
+        names = ",".join(proto.policies if proto is not None and proto.policies else BASELINES)
     policies: dict[str, Any] = {}
-    for p in (x.strip() for x in args.policies.split(",")):
+    for p in (x.strip() for x in names.split(",")):
         if p:
             policies[resolve_policy_name(p)] = p
     for path in args.model:
@@ -826,6 +900,7 @@ def _run(args: argparse.Namespace) -> int:
         split=args.split,
         window_jobs=args.window_jobs,
         windows=args.windows,
+        protocol=proto,
         warm_start=args.warm_start,
         warm_policy=args.warm_policy,
         predictor=args.predictor,

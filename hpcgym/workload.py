@@ -113,6 +113,11 @@ DROP_SIZE = "size <= 0"
 DROP_TOO_LARGE = "size > machine"
 DROP_PARTITION = "partition not selected (field 16)"
 DROP_NO_RESOURCE = "asks for a resource the machine lacks"
+DROP_ZERO_RUNTIME = "runtime = 0 (RLScheduler's reading)"
+
+READINGS = ("hpcgym", "rlscheduler")
+"""How :func:`read_swf` turns SWF lines into jobs: hpcgym's rules (the design card) or
+RLScheduler's (its ``job.py``, for ``--protocol rlscheduler``)."""
 DEFAULT_ESTIMATE_KEY = "DefaultEstimate"
 """Header key in which :func:`write_swf` records the estimate of jobs without one."""
 MACHINE_SOURCE_KEY = "MaxProcsSource"
@@ -878,6 +883,7 @@ def read_swf(
     procs: int | None = None,
     default_estimate: float | None = None,
     partitions: int | Iterable[int] | None = None,
+    reading: str = "hpcgym",
 ) -> Workload:
     """Read an SWF trace (plain or gzipped) into a :class:`Workload`.
 
@@ -894,6 +900,13 @@ def read_swf(
             says which.
         partitions: keep only jobs of these partitions (SWF field 16), for traces of
             machines with several; the others are dropped and counted.
+        reading: one of :data:`READINGS`. ``"hpcgym"``: size = field 8 if > 0 else
+            field 5; jobs with run time < 0 are dropped; estimate = field 9 if > 0 else
+            the default estimate. ``"rlscheduler"``, RLScheduler's reading (Zhang et al.,
+            SC'20, its ``job.py``): size = the larger of fields 5 and 8; a run time < 0
+            (a cancelled job) becomes 10 s and the job is kept; jobs with run time 0 are
+            dropped (counted); estimate = field 9 if > 0 else the run time. The report
+            counts the jobs each rule changed.
 
     Returns:
         The workload; ``workload.report`` is its :class:`LoadReport`.
@@ -906,6 +919,8 @@ def read_swf(
         InvalidConfigError: ``procs``, ``default_estimate`` or ``partitions`` is out of range.
         FileNotFoundError: the file does not exist.
     """
+    if reading not in READINGS:
+        raise InvalidConfigError(f"reading: must be one of {', '.join(READINGS)}, got {reading!r}")
     if procs is not None:
         procs = check_procs(procs)
     if default_estimate is not None:
@@ -939,12 +954,18 @@ def read_swf(
     notes: list[str] = []
 
     size = np.where(data[:, 7] > 0, data[:, 7], data[:, 4])  # float: 1e20 stays 1e20
+    drop_zero = np.zeros(n, dtype=bool)
+    if reading == "rlscheduler":
+        data = _rlscheduler_fields(data, notes)
+        size = data[:, 4]
+        drop_zero = data[:, 3] == 0
     runtime = data[:, 3]
     drop_part = np.zeros(n, dtype=bool) if parts is None else ~np.isin(data[:, 15], parts)
+    drop_zero &= ~drop_part
     drop_runtime = ~drop_part & (runtime < 0)
     drop_submit = ~drop_part & ~drop_runtime & (data[:, 1] < 0)
     drop_size = ~drop_part & ~drop_runtime & ~drop_submit & (size <= 0)
-    candidates = ~(drop_part | drop_runtime | drop_submit | drop_size)
+    candidates = ~(drop_part | drop_zero | drop_runtime | drop_submit | drop_size)
 
     procs, procs_source = _machine_size(spath, name, entries, procs, size[candidates], notes, warns)
     if parts is not None and procs_source in ("MaxProcs", "MaxNodes"):
@@ -958,6 +979,7 @@ def read_swf(
     dropped = {
         DROP_PARTITION: int(drop_part.sum()),
         DROP_RUNTIME: int(drop_runtime.sum()),
+        DROP_ZERO_RUNTIME: int(drop_zero.sum()),
         DROP_NO_SUBMIT: int(drop_submit.sum()),
         DROP_SIZE: int(drop_size.sum()),
         DROP_TOO_LARGE: int(drop_large.sum()),
@@ -1027,6 +1049,24 @@ def read_swf(
         header=header,
         report=report,
     )
+
+
+def _rlscheduler_fields(data: np.ndarray, notes: list[str]) -> np.ndarray:
+    """The SWF fields as RLScheduler's reader sees them (see :func:`read_swf`'s ``reading``)."""
+    data = data.copy()
+    size = np.maximum(data[:, 4], data[:, 7])
+    resized = int((size != np.where(data[:, 7] > 0, data[:, 7], data[:, 4])).sum())
+    data[:, 4] = data[:, 7] = size
+    cancelled = data[:, 3] < 0
+    data[cancelled, 3] = 10.0
+    no_est = data[:, 8] <= 0
+    data[no_est, 8] = data[no_est, 3]
+    notes.append(
+        f"RLScheduler's reading: {int(cancelled.sum())} jobs with run time < 0 kept as 10-s jobs, "
+        f"{resized} sized by field 5 (larger than field 8), {int(no_est.sum())} without an estimate "
+        "given their run time"
+    )
+    return data
 
 
 def _check_default_estimate(value: object, where: str = "default_estimate") -> float:

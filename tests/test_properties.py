@@ -26,6 +26,7 @@ from hpcgym.baselines import (
     preset_predictor,
 )
 from hpcgym.baselines.cp import ConstraintProgramming
+from hpcgym.baselines.rlscheduler import RLSchedulerOrder
 from hpcgym.predictors import Oracle
 from hpcgym.sim import DispatcherBase, Schedule, Simulator
 from hpcgym.workload import Workload
@@ -190,7 +191,10 @@ class Recording:
             "prediction": view.prediction.copy(),
             "start": view.start.copy(),
         }
+        head = getattr(self.inner, "head", None)  # an RLSchedulerOrder's committed job
         jobs = self.inner(view)
+        if head is not None:
+            seen["head_before"], seen["head_after"] = head, self.inner.head
         order = getattr(self.inner, "last_order", None)  # a QueueOrder's order of this call
         if order is not None:
             seen["order"] = [int(j) for j in order]
@@ -234,7 +238,10 @@ def test_policy_specific_invariants(workload_strategy, policy, predictor, data, 
     head_first = fcfs or (easy and not dispatcher.reserve_shortest)
     shortest_first = easy and dispatcher.reserve_shortest
     ordered = isinstance(dispatcher, QueueOrder)
-    assert fcfs or greedy or head_first or shortest_first or ordered, f"no invariant checks preset {policy!r}"
+    committed = isinstance(dispatcher, RLSchedulerOrder)
+    assert fcfs or greedy or head_first or shortest_first or ordered or committed, (
+        f"no invariant checks preset {policy!r}"
+    )
     w = data.draw(workload_strategy())
     recording = Recording(dispatcher)
     sim = Simulator(w, predictor=preset_predictor(policy, predictor), kill_at_estimate=kill)
@@ -268,6 +275,15 @@ def test_policy_specific_invariants(workload_strategy, policy, predictor, data, 
                 assert started[: len(prefix)] == prefix, f"t={call['now']:g}: {started} vs {prefix}"
             else:
                 assert started == prefix, f"t={call['now']:g}: started {started}, expected {prefix}"
+    if committed:  # RLScheduler's rules: a chosen job is never overtaken, only backfilled around
+        assert recording.calls
+        for call in recording.calls:
+            h, started = call["head_before"], call["started"]
+            if h >= 0 and h in started:
+                assert started[0] == h, f"t={call['now']:g}: {started} started before the chosen job {h}"
+            elif h >= 0:
+                assert call["head_after"] == h, f"t={call['now']:g}: the chosen job {h} was replaced"
+                assert dispatcher.backfill or not started, f"t={call['now']:g}: {started} overtook {h}"
     if shortest_first:  # by the predictions of the moment, which only the dispatcher saw
         assert recording.calls
         for call in recording.calls:

@@ -23,6 +23,7 @@ from hpcgym.baselines.cp import ConstraintProgramming
 from hpcgym.baselines.dispatchers import FCFS, EasyBackfilling, ListScheduler, PriorityRuleBased
 from hpcgym.baselines.heuristics import SCORES, QueueOrder, heuristic_score
 from hpcgym.baselines.replay import Replay
+from hpcgym.baselines.rlscheduler import RLS_SCORES, RLSchedulerOrder
 from hpcgym.errors import InvalidConfigError
 from hpcgym.predictors import Predictor, Scaled, make_predictor, with_correction
 from hpcgym.registry import Entry, Registry, factory_parameters, parse_value
@@ -489,6 +490,30 @@ register_policy(
         },
     )
 )
+
+
+# RLScheduler's table under its own simulator's rules (rlscheduler.py), for --protocol rlscheduler.
+def _rls(score: str, backfill: bool) -> Callable[[], Dispatcher]:
+    return lambda: RLSchedulerOrder(score=score, backfill=backfill)
+
+
+for _score in RLS_SCORES:
+    for _bf in (False, True):
+        register_policy(
+            PolicySpec(
+                f"rls-{_score}" + ("-bf" if _bf else ""),
+                _rls(_score, _bf),
+                "walltime",
+                f"{_score} as RLScheduler's simulator runs it: committed head"
+                + (", backfilling in FCFS order before its earliest start" if _bf else ", no backfilling"),
+                {
+                    "queue order": f"RLScheduler's {_score} score as coded; the chosen job waits to fit",
+                    "backfill": "FCFS order, estimated end strictly before the head's earliest start"
+                    if _bf
+                    else "none",
+                },
+            )
+        )
 
 
 def _cp(model: str, version: int, name: str) -> Callable[..., Dispatcher]:
