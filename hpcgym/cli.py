@@ -672,7 +672,7 @@ def _load_plugins() -> None:
         "hpcgym.train",
         "hpcgym.sweep",
         "hpcgym.waitpred",
-        "hpcgym.rangesets",
+        "hpcgym.predict_eval",
     ):
         try:
             importlib.import_module(module)
