@@ -1040,7 +1040,7 @@ def predict_waits(
     >>> from hpcgym.workload import load_default
     >>> small = Protocol(1000, 1500, 500, 2001, 3000)
     >>> p = predict_waits(load_default(), "qbets", protocol=small, tune_on_validation=False)
-    >>> len(p.jobs), p.jobs[0]
+    >>> len(p.jobs), int(p.jobs[0])
     (1000, 2000)
     """
     cfg = _config(method, config, params)
@@ -1211,7 +1211,8 @@ def _waitpred(args: argparse.Namespace) -> int:
     rows = [r.summary() for r in results]
     notes = []
     if state.dropped_no_wait:
-        notes.append(f"{state.dropped_no_wait} jobs without a logged wait (field 3 < 0) dropped")
+        n = state.dropped_no_wait
+        notes.append(f"{n} job{'s' if n != 1 else ''} without a logged wait (field 3 < 0) dropped")
     print(format_table(rows, TABLE, notes))
     comparisons = _comparisons(results)
     for c in comparisons:
