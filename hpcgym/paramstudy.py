@@ -198,7 +198,8 @@ def rank_distribution(
         bin_of: maps a value to its group (Fig. 9 groups window sizes 1-5, 6-10, ...).
 
     Returns:
-        ``(values, shares)``: the values (groups) in first-seen order and a
+        ``(values, shares)``: the values (groups) in first-seen order (numbers and
+        window bins in numeric order) and a
         ``(len(values), bins)`` array whose columns sum to 1 (0 for an empty bin).
     """
     raw = ranking.parameters.get(parameter)
@@ -209,6 +210,8 @@ def rank_distribution(
         )
     grouped = [bin_of(v) if bin_of else v for v in raw]
     values = list(dict.fromkeys(grouped))
+    if all(_numeric_start(v) is not None for v in values):  # sizes and their bins in numeric order
+        values.sort(key=lambda v: _numeric_start(v) or 0.0)
     n = len(ranking)
     b = np.minimum(((ranking.rank - 1) * bins) // max(n, 1), bins - 1)
     counts = np.zeros((len(values), bins))
@@ -217,6 +220,14 @@ def rank_distribution(
     totals = counts.sum(axis=0)
     shares = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
     return values, shares
+
+
+def _numeric_start(value: Any) -> float | None:
+    """``value`` as a number, or the lower bound of a ``"1-5"`` bin; None for anything else."""
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return float(value)
+    head = str(value).split("-", 1)[0]
+    return float(head) if head.isdigit() else None
 
 
 def size_degradation(ranking: Ranking, parameter: str = "k") -> list[dict[str, float]]:

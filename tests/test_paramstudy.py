@@ -141,3 +141,14 @@ def test_findings_read_the_ranking():
         "mean degradation of min, window >= 7 [%]": 80.0,
     }
     assert f[3]["holds"] is None  # no configuration of the suggested subspace (metric is min here)
+
+
+def test_window_sizes_and_their_bins_are_in_numeric_order():
+    rows = [
+        {"config": f"c{k}", "k": k, "trace": "X", "wait": float(100 - k), "bsld": 1.0} for k in (12, 3, 7, 25)
+    ]
+    r = degradation_ranking(rows, parameters=("k",))
+    assert rank_distribution(r, "k", bins=2)[0] == [3, 7, 12, 25]
+    from hpcgym.paramstudy import window_bin
+
+    assert rank_distribution(r, "k", bins=2, bin_of=window_bin)[0] == ["1-5", "6-10", "11-15", "21-25"]
