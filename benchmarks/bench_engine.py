@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from hpcgym.baselines import make_policy, preset_predictor
 from hpcgym.sim import Simulator
-from hpcgym.workload import read_swf
+from hpcgym.workload import Workload, read_swf
 
 TRACES = (
     ("SDSC-SP2-1998-4.2-cln.swf.gz", None),
@@ -45,14 +46,20 @@ def time_policy(workload, policy: str, predictor: str | None = None, repeats: in
     }
 
 
-def run(traces: Path) -> list[dict]:
-    rows = []
-    for name, procs in TRACES:
+def present_traces(traces: Path, names: Iterable[str | tuple[str, int | None]]) -> Iterator[Workload]:
+    """Each named trace (or ``(name, procs)``) found in ``traces``, read; a line for each absent one."""
+    for entry in names:
+        name, procs = entry if isinstance(entry, tuple) else (entry, None)
         path = traces / name
         if not path.exists():
             print(f"   skipped {name}: not in {traces}")
             continue
-        w = read_swf(path, procs=procs)
+        yield read_swf(path, procs=procs)
+
+
+def run(traces: Path) -> list[dict]:
+    rows = []
+    for w in present_traces(traces, TRACES):
         for policy in ("fcfs", "easy"):
             rows.append(time_policy(w, policy))
     return rows

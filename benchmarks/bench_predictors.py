@@ -17,11 +17,13 @@ import statistics
 import time
 from pathlib import Path
 
+from bench_engine import present_traces  # the same trace lookup as the engine figures
+
 from hpcgym.baselines import make_policy, preset_predictor
 from hpcgym.predictors import make_predictor, predictor_names
 from hpcgym.rangesets import logged_events as logged_schedule_events
 from hpcgym.sim import Simulator
-from hpcgym.workload import Workload, read_swf
+from hpcgym.workload import Workload
 
 TRACES = ("SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz")
 REPEATS = 3
@@ -100,12 +102,7 @@ def predictions_per_second(workload: Workload, name: str, events: list, repeats:
 
 def run(traces: Path) -> list[dict]:
     rows: list[dict] = []
-    for name in TRACES:
-        path = traces / name
-        if not path.exists():
-            print(f"   skipped {name}: not in {traces}")
-            continue
-        w = read_swf(path)
+    for w in present_traces(traces, TRACES):
         t = time_policies(w, ("easy", "easy++"))
         easy, pp = t["easy"], t["easy++"]
         rows.append(
@@ -131,7 +128,7 @@ def run(traces: Path) -> list[dict]:
                     "predictions_per_second": predictions_per_second(w, pred, events),
                 }
             )
-        if name == SPACE_TRACE:
+        if SPACE_TRACE.startswith(w.name):
             rows += space_simulations(w)
     return rows
 

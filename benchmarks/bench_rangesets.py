@@ -11,20 +11,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench_engine import present_traces  # the same trace lookup as the engine figures
+
 from hpcgym.rangesets import evaluate_runtime_predictor
-from hpcgym.workload import read_swf
 
 TRACES = ("SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz")
 
 
 def run(traces: Path) -> list[dict]:
     rows: list[dict] = []
-    for name in TRACES:
-        path = traces / name
-        if not path.exists():
-            print(f"   skipped {name}: not in {traces}")
-            continue
-        w = read_swf(path)
+    for w in present_traces(traces, TRACES):
         ev = evaluate_runtime_predictor(w, "rangeset", 20_000, 40_000)
         m = ev.metrics()
         rows.append(

@@ -12,8 +12,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from bench_engine import present_traces  # the same trace lookup as the engine figures
+
 from hpcgym.waitpred import APQConfig, IBLConfig, LogState, Protocol, QBETSConfig, predict_waits
-from hpcgym.workload import read_swf
 
 TRACES = ("HPC2N-2002-2.2-cln.swf.gz",)
 CONFIGS = {"apq": APQConfig(), "ibl": IBLConfig(), "qbets": QBETSConfig()}
@@ -21,12 +22,8 @@ CONFIGS = {"apq": APQConfig(), "ibl": IBLConfig(), "qbets": QBETSConfig()}
 
 def run(traces: Path) -> list[dict]:
     rows: list[dict] = []
-    for name in TRACES:
-        path = traces / name
-        if not path.exists():
-            print(f"   skipped {name}: not in {traces}")
-            continue
-        state = LogState.from_workload(read_swf(path))
+    for w in present_traces(traces, TRACES):
+        state = LogState.from_workload(w)
         _, test, _ = Protocol().ranges(len(state), state.name)
         t0 = time.perf_counter()
         state.features(int(test[-1]) + 1, APQConfig().bins, APQConfig().max_time_s)
