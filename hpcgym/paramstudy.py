@@ -392,25 +392,11 @@ def findings(ranking: Ranking) -> list[dict[str, Any]]:
     n = len(ranking)
     corr = np.asarray(ranking.parameters["correction"])
     top = ranking.rank <= max(1, int(np.ceil(0.05 * n)))
-    shares_top = {v: float(np.mean(corr[top] == v)) for v in sorted(set(corr.tolist()))}
-    best_top = max(shares_top, key=lambda v: shares_top[v])
-    out.append(
-        {
-            "statement": "correction by estimate dominates the top ranks (top 5 %)",
-            "holds": best_top == "estimate",
-            "numbers": {f"share of {v} in the top 5 %": s for v, s in shares_top.items()},
-        }
-    )
+    says = "correction by estimate dominates the top ranks (top 5 %)"
+    out.append(_most_common(corr, top, "estimate", says, "top 5 %"))
     bottom = ranking.rank > n / 2
-    shares_bottom = {v: float(np.mean(corr[bottom] == v)) for v in sorted(set(corr.tolist()))}
-    best_bottom = max(shares_bottom, key=lambda v: shares_bottom[v])
-    out.append(
-        {
-            "statement": "gradual correction dominates the bottom half",
-            "holds": best_bottom == "gradual",
-            "numbers": {f"share of {v} in the bottom half": s for v, s in shares_bottom.items()},
-        }
-    )
+    says = "gradual correction dominates the bottom half"
+    out.append(_most_common(corr, bottom, "gradual", says, "bottom half"))
     metric = np.asarray(ranking.parameters["metric"])
     large = np.asarray(ranking.parameters["k"]) >= 7
     groups = {}
@@ -449,6 +435,16 @@ def findings(ranking: Ranking) -> list[dict[str, Any]]:
         }
     )
     return out
+
+
+def _most_common(values: np.ndarray, where: np.ndarray, value: str, says: str, part: str) -> dict[str, Any]:
+    """The finding ``says``: ``value`` is the most common of ``values`` in the ``where`` (``part``) ranks."""
+    shares = {v: float(np.mean(values[where] == v)) for v in sorted(set(values.tolist()))}
+    return {
+        "statement": says,
+        "holds": max(shares, key=lambda v: shares[v]) == value,
+        "numbers": {f"share of {v} in the {part}": s for v, s in shares.items()},
+    }
 
 
 def summarize(ranking: Ranking, notes: Sequence[str] = ()) -> dict[str, Any]:
