@@ -316,6 +316,9 @@ PARAMETERS = ("correction", "fallback", "propagation", "fullness", "metric", "ty
 METRICS = {"wait": "mean_wait_s", "bsld": "mean_bsld"}
 """The testcase metrics (004: average wait and average bounded slowdown) and their sweep columns."""
 
+FIGURES = ("fig9_ranks", "fig10_window_size")
+"""The figures :func:`write_study` writes (``NAME.png``)."""
+
 SUGGESTED = {"type": "all", "correction": "estimate", "metric": "avg"}
 """Table 12's suggested subspace, window sizes apart (004: sizes 1-2)."""
 
@@ -487,13 +490,13 @@ def write_study(results: Sequence[Mapping[str, Any]], folder: Path, title: str =
         }
         for i, r in enumerate(ranking.rows())
     ]
-    written = [folder / "ranking.csv", folder / "paramstudy.json", folder / "fig9_ranks.png"]
+    written = [folder / "ranking.csv", folder / "paramstudy.json"]
     write_csv(written[0], table, columns=list(table[0]))
     written[1].write_text(to_json(summarize(ranking, notes)) + "\n")
-    figure9(ranking, PARAMETERS).savefig(written[2], dpi=100)
     fig10 = figure10(ranking)
     if title:
         fig10.suptitle(title)
-    written.append(folder / "fig10_window_size.png")
-    fig10.savefig(written[3], dpi=100)
+    for name, fig in zip(FIGURES, (figure9(ranking, PARAMETERS), fig10), strict=True):
+        written.append(folder / f"{name}.png")
+        fig.savefig(written[-1], dpi=100)
     return written

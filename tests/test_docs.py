@@ -303,6 +303,19 @@ def test_every_figure_has_the_command_that_made_it() -> None:
             if argv[i] in ("-o", "--out")
             for stem in FIGURES + FIGURES_2019
         }
+        # `hpcgym sweep --preset tsafrir-params -o DIR` writes the parameter study's figures into DIR
+        from hpcgym.paramstudy import FIGURES as FIGURES_PARAMS
+
+        plotted |= {
+            f"{Path(argv[i + 1]).name}/{stem}.png"
+            for b in blocks(doc)
+            if b.language == "sh"
+            for argv in commands(b)
+            if "sweep" in argv and "tsafrir-params" in argv
+            for i in range(len(argv) - 1)
+            if argv[i] in ("-o", "--out")
+            for stem in FIGURES_PARAMS
+        }
         for image in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
             shown = {Path(image).name, "/".join(Path(image).parts[-2:])}
             assert shown & plotted, f"{doc.name}: no command beside the figure {image}"
