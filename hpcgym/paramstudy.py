@@ -246,7 +246,8 @@ def subspace_statistics(ranking: Ranking, **where: Any) -> dict[str, float]:
     Raises:
         InvalidConfigError: the subspace is empty or names an unknown parameter.
     """
-    a = ranking.average[ranking.mask(**where)]
+    inside = ranking.mask(**where)
+    a = ranking.average[inside]
     if a.size == 0:
         raise InvalidConfigError(f"subspace {where}: no configuration of the ranking is in it")
     return {
@@ -255,7 +256,7 @@ def subspace_statistics(ranking: Ranking, **where: Any) -> dict[str, float]:
         "max": float(a.max()),
         "mean": float(a.mean()),
         "std": float(a.std()),
-        "best_rank": int(ranking.rank[ranking.mask(**where)].min()),
+        "best_rank": int(ranking.rank[inside].min()),
     }
 
 

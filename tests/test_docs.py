@@ -289,32 +289,25 @@ def test_every_figure_has_the_command_that_made_it() -> None:
             for i in range(len(argv) - 1)
             if argv[i] == "--plot"
         }
-        # `hpcgym study ... -o DIR` writes its figures into DIR (shown as .../DIR/fig*.png)
+        # `hpcgym study ... -o DIR` and `hpcgym sweep --preset tsafrir-params -o DIR` write their
+        # figures into DIR (shown as .../DIR/fig*.png)
         from hpcgym.galleguillos2019 import FIGURES as FIGURES_2019
+        from hpcgym.paramstudy import FIGURES as FIGURES_PARAMS
         from hpcgym.study import FIGURES
 
-        plotted |= {
-            f"{Path(argv[i + 1]).name}/{stem}.png"
-            for b in blocks(doc)
-            if b.language == "sh"
-            for argv in commands(b)
-            if "study" in argv
-            for i in range(len(argv) - 1)
-            if argv[i] in ("-o", "--out")
-            for stem in FIGURES + FIGURES_2019
-        }
-        # `hpcgym sweep --preset tsafrir-params -o DIR` writes the parameter study's figures into DIR
-        from hpcgym.paramstudy import FIGURES as FIGURES_PARAMS
+        def figures_of(argv: list[str]) -> tuple[str, ...]:
+            if "study" in argv:
+                return (*FIGURES, *FIGURES_2019)
+            return FIGURES_PARAMS if "sweep" in argv and "tsafrir-params" in argv else ()
 
         plotted |= {
             f"{Path(argv[i + 1]).name}/{stem}.png"
             for b in blocks(doc)
             if b.language == "sh"
             for argv in commands(b)
-            if "sweep" in argv and "tsafrir-params" in argv
             for i in range(len(argv) - 1)
             if argv[i] in ("-o", "--out")
-            for stem in FIGURES_PARAMS
+            for stem in figures_of(argv)
         }
         for image in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text):
             shown = {Path(image).name, "/".join(Path(image).parts[-2:])}
