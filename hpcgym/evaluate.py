@@ -416,11 +416,18 @@ class _AgentEnv:
             self.masked = False
         self.agent = agent
 
-    def play(self, offset: int) -> tuple[Schedule, int, int]:
-        """The window's schedule, steps and invalid steps."""
+    def policies(self) -> tuple[str, ...]:
+        """The dispatchers a ``policy``-mode agent picks among (empty in ``job`` mode)."""
+        u = self.env.unwrapped
+        return tuple(u.config.action.policies) if u.mode == "policy" else ()
+
+    def play(self, offset: int) -> tuple[Schedule, int, int, dict[str, int]]:
+        """The window's schedule, steps, invalid steps and, in policy mode, each dispatcher's picks."""
         env = self.env
         obs, _ = env.reset(options={"offset": offset})
         steps = invalid = 0
+        names = self.policies()
+        picks = np.zeros(len(names), dtype=np.int64)
         while True:
             if self.masked:
                 action, _ = self.agent.predict(
@@ -428,11 +435,13 @@ class _AgentEnv:
                 )
             else:
                 action, _ = self.agent.predict(obs, deterministic=True)
+            if names and 0 <= (a := int(np.asarray(action).reshape(-1)[0])) < len(names):
+                picks[a] += 1
             obs, _, terminated, truncated, info = env.step(action)
             steps += 1
             invalid += bool(info["invalid_action"])
             if terminated or truncated:
-                return env.unwrapped.schedule(), steps, invalid
+                return env.unwrapped.schedule(), steps, invalid, dict(zip(names, picks.tolist(), strict=True))
 
 
 # ----------------------------------------------------------------------------- results
@@ -446,7 +455,9 @@ class Evaluation:
             and ``last_submit_s``.
         per_window: per policy, one dict per window (``jobs``, ``mean_bsld``,
             ``median_bsld`` (of the window's jobs), ``mean_wait_s``, ``utilization``,
-            ``steps`` and ``invalid_steps`` (agents)).
+            ``steps`` and ``invalid_steps`` (agents), and ``picks``: for an agent of a
+            ``policy``-mode environment, how many decisions each dispatcher made, which a note
+            sums over the windows).
         summary: one row per policy (see the module docstring).
         notes: what the table averages, in words.
     """
@@ -716,11 +727,14 @@ def evaluate(
             player = _AgentEnv(c.agent, w, window_jobs, job_range, warm_start, warm_policy, pred, kw)
         for k, off in enumerate(offsets):
             steps = invalid = 0
+            picks: dict[str, int] = {}
             if player is not None:
-                s, steps, invalid = player.play(off)
+                s, steps, invalid, picks = player.play(off)
             else:
                 s = _run_dispatcher(c, w, off, window_jobs, warm)
-            row = {**_window_metrics(s), "steps": steps, "invalid_steps": invalid}
+            row: dict[str, Any] = {**_window_metrics(s), "steps": steps, "invalid_steps": invalid}
+            if picks:
+                row["picks"] = picks
             per_window[c.name].append(row)
             if progress:
                 print(
@@ -787,6 +801,14 @@ def evaluate(
             "NOT a held-out evaluation: the test windows lie in the range agents train on "
             f"(jobs {proto.train_range(len(w))[0]}-{proto.train_range(len(w))[1] - 1})",
         )
+    for name, rows in per_window.items():
+        if rows and "picks" in rows[0]:
+            total = {p: sum(r["picks"][p] for r in rows) for p in rows[0]["picks"]}
+            n = max(1, sum(total.values()))
+            shares = ", ".join(
+                f"{p} {100 * v / n:.1f} %" for p, v in sorted(total.items(), key=lambda kv: -kv[1])
+            )
+            notes.append(f"{name} (policy mode) picked, over its {n} decisions: {shares}")
     if len(offsets) < 5:
         notes.append(
             f"only {len(offsets)} window(s): a bootstrap interval from so few pairs is rough "
