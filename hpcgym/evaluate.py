@@ -843,8 +843,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="PATH",
         help="a saved stable-baselines3 model (.zip; MaskablePPO if trained with masks, else PPO); "
-        "repeatable. A model of `hpcgym train` brings its environment configuration and, without "
-        "--trace/--workload, its trace",
+        "repeatable (named by the file's stem, or folder/stem where stems repeat). A model of "
+        "`hpcgym train` brings its environment configuration and, without --trace/--workload, its trace",
     )
     p.add_argument(
         "--split", default="test", choices=episodes.SPLITS, help="split of the windows (default test)"
@@ -908,8 +908,10 @@ def _run(args: argparse.Namespace) -> int:
     for p in (x.strip() for x in names.split(",")):
         if p:
             policies[resolve_policy_name(p)] = p
-    for path in args.model:
-        policies[Path(path).stem] = str(path)
+    for name, path in model_names(args.model).items():
+        if name in policies:
+            raise InvalidConfigError(f"--model {path}: its name {name!r} is also a policy of --policies")
+        policies[name] = path
     env_kwargs = {
         k: v for k, v in (("window_size", args.window_size), ("backfill", args.backfill)) if v is not None
     }
@@ -941,6 +943,25 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(ev.table())
     return 0
+
+
+def model_names(paths: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
+    """The table names of ``--model`` files: each file's stem, or ``folder/stem`` where stems repeat.
+
+    ``runs/a/best_model.zip`` and ``runs/b/best_model.zip`` are ``a/best_model`` and
+    ``b/best_model``; a lone ``runs/a/best_model.zip`` is ``best_model``.
+
+    Raises:
+        InvalidConfigError: two files would still get the same name.
+    """
+    stems = [Path(p).stem for p in paths]
+    out: dict[str, str] = {}
+    for p, stem in zip(paths, stems, strict=True):
+        name = stem if stems.count(stem) == 1 else f"{Path(p).parent.name}/{stem}"
+        if name in out:
+            raise InvalidConfigError(f"--model {p}: another model is named {name!r} too; rename one file")
+        out[name] = os.fspath(p)
+    return out
 
 
 def _trace_from_models(args: argparse.Namespace) -> None:

@@ -239,3 +239,12 @@ def test_a_saved_maskable_ppo_model_is_reloaded_and_evaluated(tmp_path, capsys) 
     # a model needs the environment it was trained in
     assert cli_main(argv[:7] + argv[9:]) == 2
     assert "observation space" in capsys.readouterr().err
+    # two runs' best_model.zip are two rows, named by their folders
+    (tmp_path / "b").mkdir()
+    other = tmp_path / "b" / "agent.zip"
+    other.write_bytes(path.read_bytes())
+    assert cli_main([*argv, "--model", str(other)]) == 0
+    names = [r["policy"] for r in json.loads(capsys.readouterr().out)["summary"]]
+    assert f"{tmp_path.name}/agent" in names and "b/agent" in names
+    assert cli_main([*argv, "--model", str(path)]) == 2
+    assert "another model is named" in capsys.readouterr().err
