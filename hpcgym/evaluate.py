@@ -110,6 +110,9 @@ SUMMARY_COLUMNS = [
 ]
 """``(key, header, format)`` of the printed summary table."""
 
+FIGURES = ("bsld_by_window", "paired_bsld")
+"""The PNGs ``--out DIR`` writes: a box plot per window and the paired differences."""
+
 WINDOW_CSV = [
     "policy",
     "window",
@@ -514,7 +517,7 @@ class Evaluation:
         write_csv(files[1], self.summary, SUMMARY_CSV)
         write_csv(files[2], self.window_rows(), WINDOW_CSV)
         if plots:
-            files += [d / "bsld_by_window.png", d / "paired_bsld.png"]
+            files += [d / f"{name}.png" for name in FIGURES]
             self.box_figure().savefig(files[3], dpi=100)
             self.paired_figure().savefig(files[4], dpi=100)
         return files
