@@ -673,7 +673,7 @@ def run_train_sweep(
             raise InvalidConfigError(f"--{name.replace('_', '-')} must be at least 1, got {v}")
     require("rl", what="a training sweep")
     if backend == "ray":
-        require("ray", "ray.tune", what="--backend ray (Ray Tune trials): pip install 'hpcgym[ray]'")
+        require("ray", "ray", "ray.tune", what="--backend ray (Ray Tune trials): pip install 'hpcgym[ray]'")
     t0 = time.perf_counter()
     folder = Path(out)
     trials = spec.trials()
