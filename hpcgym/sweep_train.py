@@ -501,6 +501,12 @@ def _local(trials: Sequence[Trial], out: Path, processes: int) -> Iterator[list[
     )
 
 
+def _default_workers(trials: Sequence[Trial]) -> int:
+    """One worker per core, or per ``n_envs`` cores when trials train on several environments."""
+    n_envs = max(int(t.fields().get("n_envs", 1)) for t in trials)
+    return max(1, (os.cpu_count() or 1) // max(1, n_envs))
+
+
 def _trial_cpus(config: Mapping[str, Any]) -> Any:
     """A Tune trial's resources: 1 CPU, or ``n_envs`` when it trains on several environments."""
     from ray import tune
@@ -647,7 +653,8 @@ def run_train_sweep(
         out: the sweep's folder: ``results.csv``, ``runs/NAME`` per trial, ``tune/`` (Ray).
         backend: ``"local"`` (a process pool) or ``"ray"`` (Ray Tune trials).
         address: with ``backend="ray"``: a cluster (``"auto"``, ``"ray://host:10001"``).
-        processes: local workers (default: one per core, at most one per trial); with a
+        processes: local workers (default: one per core, or per ``n_envs`` cores when
+            the trials train on several environments; at most one per trial); with a
             local Ray, its CPUs.
         max_runs: stop after this many new trials (the rest is left for the next call).
         progress: a progress bar of the trials on stderr (default: on a terminal).
@@ -704,7 +711,7 @@ def run_train_sweep(
             if backend == "ray":
                 _tune(pending, folder, address, processes, append)
             else:
-                procs = min(processes or os.cpu_count() or 1, len(pending))
+                procs = min(processes or _default_workers(pending), len(pending))
                 for rows in _local(pending, folder, procs):
                     append(rows)
         finally:
