@@ -883,6 +883,34 @@ class SweepResult:
     seconds: float = 0.0
 
 
+def check_run_options(backend: str, address: str | None, processes: int | None, max_runs: int | None) -> None:
+    """Refuse an unknown backend, a cluster address without Ray, or a count below 1.
+
+    Raises:
+        InvalidConfigError: naming the flag.
+    """
+    if backend not in BACKENDS:
+        raise InvalidConfigError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if address is not None and backend != "ray":
+        raise InvalidConfigError(f"--address {address}: a cluster address needs --backend ray")
+    for name, v in (("processes", processes), ("max_runs", max_runs)):
+        if v is not None and v < 1:
+            raise InvalidConfigError(f"--{name.replace('_', '-')} must be at least 1, got {v}")
+
+
+def progress_bar(total: int, unit: str, desc: str, progress: bool | None) -> Any:
+    """A tqdm bar on stderr; ``progress`` None: shown on a terminal only."""
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        unit=unit,
+        desc=desc,
+        disable=(not sys.stderr.isatty()) if progress is None else not progress,
+        file=sys.stderr,
+    )
+
+
 def run_sweep(
     spec: SweepSpec,
     out: str | os.PathLike[str],
@@ -915,13 +943,7 @@ def run_sweep(
         InvalidConfigError: an unknown backend, ``address`` without Ray, or a bad count.
         MissingExtraError: ``backend="ray"`` without Ray installed.
     """
-    if backend not in BACKENDS:
-        raise InvalidConfigError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if address is not None and backend != "ray":
-        raise InvalidConfigError(f"--address {address}: a cluster address needs --backend ray")
-    for name, v in (("processes", processes), ("max_runs", max_runs)):
-        if v is not None and v < 1:
-            raise InvalidConfigError(f"--{name.replace('_', '-')} must be at least 1, got {v}")
+    check_run_options(backend, address, processes, max_runs)
     if backend == "ray":
         from hpcgym._extras import require
 
@@ -940,15 +962,7 @@ def run_sweep(
     announce_compilation()  # once here, not in every worker at the same time
     ran = 0
     if pending:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=len(pending),
-            unit="run",
-            desc=spec.name,
-            disable=(not sys.stderr.isatty()) if progress is None else not progress,
-            file=sys.stderr,
-        )
+        bar = progress_bar(len(pending), "run", spec.name, progress)
         if backend == "ray":
             rows: Iterable[dict[str, Any]] = _ray(loaded, pending, options, address, processes)
         else:

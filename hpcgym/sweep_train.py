@@ -419,12 +419,23 @@ def is_training_spec(data: Any) -> bool:
 
 
 # ------------------------------------------------------------------------------ a trial
-def _absolute_trace(fields: dict[str, Any]) -> dict[str, Any]:
-    """``fields`` with a relative trace made absolute (Ray Tune runs trials in their own folder)."""
-    trace = fields.get("trace")
-    if trace is not None:
-        fields["trace"] = str(Path(str(trace)).resolve())
-    return fields
+def _absolute_paths(trial: Trial) -> Trial:
+    """``trial`` with its trace (and a machine file) as absolute paths of this machine.
+
+    Done where the command runs, before a trial leaves for a worker: Ray Tune runs each
+    trial in a folder of its own. The key hashes only the trace's file name, so it is
+    unchanged.
+    """
+
+    def absolute(pairs: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
+        out = []
+        for k, v in pairs:
+            if v is not None and (k == "trace" or (k == "machine" and Path(str(v)).is_file())):
+                v = str(Path(str(v)).resolve())
+            out.append((k, v))
+        return tuple(out)
+
+    return dataclasses.replace(trial, fixed=absolute(trial.fixed), params=absolute(trial.params))
 
 
 def run_trial(trial: Trial, out: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -440,7 +451,7 @@ def run_trial(trial: Trial, out: str | os.PathLike[str]) -> list[dict[str, Any]]
     t0 = time.perf_counter()
     run = Path("runs") / trial.name
     folder = Path(out).resolve() / run
-    fields = _absolute_trace(trial.fields())
+    fields = trial.fields()
     fields.setdefault("progress_bar", False)
     result = train(trial.algorithm, **fields, out=str(folder))
     ev_settings = dict(trial.evaluation)
@@ -669,15 +680,9 @@ def run_train_sweep(
         TrialError: a Ray Tune trial failed.
     """
     from hpcgym._extras import require
-    from hpcgym.sweep import BACKENDS, SweepResult
+    from hpcgym.sweep import SweepResult, check_run_options, progress_bar
 
-    if backend not in BACKENDS:
-        raise InvalidConfigError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if address is not None and backend != "ray":
-        raise InvalidConfigError(f"--address {address}: a cluster address needs --backend ray")
-    for name, v in (("processes", processes), ("max_runs", max_runs)):
-        if v is not None and v < 1:
-            raise InvalidConfigError(f"--{name.replace('_', '-')} must be at least 1, got {v}")
+    check_run_options(backend, address, processes, max_runs)
     require("rl", what="a training sweep")
     if backend == "ray":
         require("ray", "ray", "ray.tune", what="--backend ray (Ray Tune trials): pip install 'hpcgym[ray]'")
@@ -685,21 +690,13 @@ def run_train_sweep(
     folder = Path(out)
     trials = spec.trials()
     table = _open_table(spec, folder / "results.csv")
-    pending = [t for t in trials if t.key() not in table.done]
+    pending = [_absolute_paths(t) for t in trials if t.key() not in table.done]
     skipped = len(trials) - len(pending)
     if max_runs is not None:
         pending = pending[:max_runs]
     ran = 0
     if pending:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=len(pending),
-            unit="trial",
-            desc=spec.name,
-            disable=(not sys.stderr.isatty()) if progress is None else not progress,
-            file=sys.stderr,
-        )
+        bar = progress_bar(len(pending), "trial", spec.name, progress)
 
         def append(rows: list[dict[str, Any]]) -> None:
             nonlocal ran

@@ -289,3 +289,19 @@ def test_without_ray_the_ray_backend_names_the_extra(
     with pytest.raises(MissingExtraError, match=r"hpcgym\[ray\]"):
         run_train_sweep(spec, tmp_path, backend="ray", progress=False)
     assert not (tmp_path / "results.csv").exists()  # refused before anything is written
+
+
+def test_a_relative_trace_leaves_for_workers_absolute_with_the_same_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hpcgym.sweep_train import _absolute_paths
+    from hpcgym.workload import default_trace_path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "traces").mkdir()
+    shutil.copy(default_trace_path(), tmp_path / "traces" / "slice.swf.gz")
+    spec = make_spec(args={**TRAIN["args"], "trace": "traces/slice.swf.gz"})  # type: ignore[dict-item]
+    trial = spec.trials()[0]
+    moved = _absolute_paths(trial)
+    assert moved.fields()["trace"] == str(tmp_path / "traces" / "slice.swf.gz")
+    assert moved.key() == trial.key()  # the key holds the trace's file name only
