@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("sb3_contrib", reason="the rl extra is not installed (pip install 'hpcgym[rl]')")
 
@@ -305,3 +307,26 @@ def test_a_relative_trace_leaves_for_workers_absolute_with_the_same_key(
     moved = _absolute_paths(trial)
     assert moved.fields()["trace"] == str(tmp_path / "traces" / "slice.swf.gz")
     assert moved.key() == trial.key()  # the key holds the trace's file name only
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    seeds=st.lists(st.integers(0, 50), min_size=1, max_size=3, unique=True),
+    rates=st.lists(st.sampled_from([1e-4, 3e-4, 1e-3, 3e-3]), min_size=1, max_size=3, unique=True),
+    coefs=st.lists(st.sampled_from([0.0, 0.01, 0.1]), min_size=1, max_size=2, unique=True),
+    sample=st.one_of(st.none(), st.integers(1, 20)),
+)
+def test_trials_are_seeds_times_the_grid_or_a_sample_of_them(
+    seeds: list[int], rates: list[float], coefs: list[float], sample: int | None
+) -> None:
+    grid = {"learning_rate": rates, "ent_coef": coefs}
+    full = make_spec(seeds=seeds, grid=grid).trials()
+    assert len(full) == len(seeds) * len(rates) * len(coefs)
+    assert len({t.key() for t in full}) == len(full)  # every trial its own key and run folder
+    assert {(t.seed, *dict(t.params).values()) for t in full} == {
+        (s, r, c) for s in seeds for r in rates for c in coefs
+    }
+    drawn = make_spec(seeds=seeds, grid=grid, sample=sample).trials()
+    keys = [t.key() for t in full]
+    assert [keys.index(t.key()) for t in drawn] == sorted(keys.index(t.key()) for t in drawn)  # grid order
+    assert len(drawn) == min(len(full), sample or len(full))
