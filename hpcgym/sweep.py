@@ -1106,7 +1106,10 @@ def _configure(p: argparse.ArgumentParser) -> None:
         "--offered-loads", default=None, metavar="X,Y", help="target offered loads (0.8 = 80 %%)"
     )
     grid.add_argument(
-        "--seeds", default=None, metavar="S,T", help="seeds (for seeded dispatchers/predictors)"
+        "--seeds",
+        default=None,
+        metavar="S,T",
+        help="seeds (for seeded dispatchers/predictors; a training sweep's training seeds)",
     )
     grid.add_argument("--jobs", type=int, default=None, help="only this many jobs of each trace")
     grid.add_argument("--offset", type=int, default=None, help="skip this many jobs of each trace first")
