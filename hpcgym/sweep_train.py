@@ -74,6 +74,8 @@ from typing import Any
 import numpy as np
 
 from hpcgym.errors import InvalidConfigError, TrialError, UnknownNameError
+from hpcgym.evaluate import SUMMARY_CSV
+from hpcgym.registry import parse_value
 
 __all__ = [
     "TIMING_COLUMNS",
@@ -120,22 +122,7 @@ PARAMETER_COLUMNS = ("key", "trial", "algorithm", "seed")
 """A trial's identity; the grid's argument names follow (:func:`columns`)."""
 
 RESULT_COLUMNS = (
-    "policy",
-    "kind",
-    "windows",
-    "jobs_measured",
-    "mean_bsld",
-    "median_bsld",
-    "mean_wait_min",
-    "median_wait_min",
-    "utilization",
-    "invalid_rate",
-    "bsld_diff",
-    "bsld_diff_low",
-    "bsld_diff_high",
-    "wait_diff_min",
-    "wait_diff_low_min",
-    "wait_diff_high_min",
+    *SUMMARY_CSV,
     "run",
     "timesteps",
     "best_validation_bsld",
@@ -162,17 +149,12 @@ def _parse_cell(column: str, text: str) -> Any:
         return text
     if text == "":
         return None
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
     if text.startswith("["):
         try:
             return json.loads(text)
         except ValueError:
             pass
-    return text
+    return parse_value(text)
 
 
 def _cell_value(value: Any) -> Any:
