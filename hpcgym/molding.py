@@ -79,7 +79,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -103,6 +103,9 @@ from hpcgym.waitpred import (
     spearman_weights,
 )
 from hpcgym.workload import Workload
+
+if TYPE_CHECKING:
+    from hpcgym.sim import Schedule
 
 MODES = ("molding", "delay")
 WAIT_PREDICTORS = ("apq", "ibl", "qbets")
@@ -581,6 +584,8 @@ class MoldingResult:
         decisions, decide_seconds: the manager's decisions and the time spent on them.
         sim_seconds: wall-clock seconds of the managed and baseline simulations.
         utilization: busy processor-seconds over capacity x makespan, managed and baseline.
+        schedule: the managed run's schedule (its workload holds the submitted jobs:
+            molded sizes, run times and estimates, held jobs' submit times).
     """
 
     trace: str
@@ -605,6 +610,7 @@ class MoldingResult:
     decide_seconds: float
     sim_seconds: dict[str, float]
     utilization: dict[str, float]
+    schedule: Schedule | None = field(default=None, repr=False)
 
     def comparison(self) -> dict[str, float]:
         """Managed minus baseline mean response (min), paired over blocks of consecutive jobs, 95 % CI."""
@@ -809,6 +815,7 @@ def run_managed(
         decide_seconds=m.decide_seconds,
         sim_seconds={"managed": managed_seconds, "baseline": base_seconds},
         utilization={"managed": _utilization(sched), "baseline": _utilization(base)},
+        schedule=sched,
     )
 
 

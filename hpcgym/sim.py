@@ -972,8 +972,9 @@ class Simulator:
             runtime: its new real run time (s, >= 0).
             estimate: its new estimate (s, > 0); the predictor's estimate and its
                 prediction before submission are set to it (wall-time's prediction).
-            like: take this job's request (chunks x per-chunk amounts); both must have
-                the same number of chunks (always so on one node of processors).
+            like: take this job's request as read (chunks x per-chunk amounts, even if
+                it was amended); both must have the same number of chunks (always so on
+                one node of processors).
 
         :meth:`schedule` then reports the amended jobs (its ``workload`` holds the new
         columns). What the engine runs and places changes (request, run time, submit
@@ -1013,13 +1014,13 @@ class Simulator:
         if like is not None:
             k = int(like)
             a = self._a
-            if a.chunks[k] != a.chunks[j]:
+            if self._chunks[k] != a.chunks[j]:
                 raise InvalidConfigError(
-                    f"amend: job {j} has {a.chunks[j]} chunks and job {k} {a.chunks[k]}; "
+                    f"amend: job {j} has {a.chunks[j]} chunks and job {k} {self._chunks[k]}; "
                     "a request can only be taken from a job of as many chunks"
                 )
-            a.per_chunk[j] = a.per_chunk[k]
-            a.shape[j] = a.shape[k]
+            a.per_chunk[j] = self._per_chunk[k]  # k's request as read, even if k was amended
+            a.shape[j] = self._shape[k]
         self._amended = True
 
     def _amended_workload(self) -> Workload:
