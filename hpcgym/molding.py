@@ -105,7 +105,7 @@ from hpcgym.waitpred import (
 from hpcgym.workload import Workload
 
 if TYPE_CHECKING:
-    from hpcgym.sim import Schedule
+    from hpcgym.sim import DispatcherBase, Schedule, Simulator
 
 MODES = ("molding", "delay")
 WAIT_PREDICTORS = ("apq", "ibl", "qbets")
@@ -299,6 +299,53 @@ def settle_time(now: float, ends: np.ndarray, settle: float = 0.05) -> float:
     return t
 
 
+# ------------------------------------------------------------------ the users' earlier jobs
+class UserHistory:
+    """Each user's earlier jobs by request size (as logged), told of the jobs in order.
+
+    The candidate sizes, *maxPrevious*, *maxLimit* and the roulette wheel of 003 V-C
+    read it; :meth:`see_until` adds the jobs before a given one, so nothing submitted
+    later is ever read.
+    """
+
+    def __init__(self, workload: Workload) -> None:
+        self.w = workload
+        self.seen = 0
+        self.by_user: dict[int, dict[int, list[int]]] = {}
+        self.max_estimate = 0.0
+
+    def see_until(self, job: int) -> None:
+        """Add the jobs before ``job``."""
+        w = self.w
+        for k in range(self.seen, job):
+            u, s = int(w.user[k]), int(w.procs_req[k])
+            self.by_user.setdefault(u, {}).setdefault(s, []).append(k)
+            self.max_estimate = max(self.max_estimate, float(w.estimate[k]))
+        self.seen = max(self.seen, job)
+
+    def candidates(self, job: int) -> list[int]:
+        """``job``'s own size, then the other sizes of its user's earlier jobs, ascending."""
+        own = int(self.w.procs_req[job])
+        sizes = sorted(self.by_user.get(int(self.w.user[job]), {}))
+        return [own, *(s for s in sizes if s != own)]
+
+    def estimate(self, job: int, size: int) -> float:
+        """The estimate of ``job`` molded to ``size`` (:func:`molded_estimate`)."""
+        w = self.w
+        own, est0 = int(w.procs_req[job]), float(w.estimate[job])
+        if size == own:
+            return est0
+        prev = self.by_user.get(int(w.user[job]), {}).get(size, ())
+        mp = max((float(w.estimate[k]) for k in prev), default=0.0)
+        return molded_estimate(est0, own, size, mp, self.max_estimate)
+
+    def draw(self, job: int, size: int, rng: np.random.Generator) -> tuple[float, int]:
+        """``(run time, donor)`` of ``job`` molded to ``size``: the roulette wheel over the
+        user's earlier jobs of that size, and the latest of them (whose request it takes)."""
+        donors = self.by_user[int(self.w.user[job])][size]
+        return roulette(np.asarray(self.w.runtime)[donors], rng), donors[-1]
+
+
 # ------------------------------------------------------------------ queue-wait prediction on the live state
 class LiveWaitPredictor:
     """APQ, IBL or QBETS (:mod:`hpcgym.waitpred`) on the state of a running simulation.
@@ -451,10 +498,7 @@ class _Manager:
         self.sim = Simulator(w, predictor=_Observer(self))
         self.rset.reset(w.public)
         self.rset.estimate = self.rset.estimate.copy()
-        # the user's earlier jobs by size (as logged), filled in job order up to the current job
-        self._seen = 0
-        self._by_user: dict[int, dict[int, list[int]]] = {}
-        self._max_estimate = 0.0
+        self.users = UserHistory(w)
         self.decide_seconds = 0.0
         self.decisions = 0
         self.no_candidate = 0
@@ -473,38 +517,22 @@ class _Manager:
         self.cols.start[job] = now
         self.waits.started(job, now - self.cols.submit[job])
 
-    # ---- the user's history
-    def _see_until(self, job: int) -> None:
-        w = self.w
-        for k in range(self._seen, job):
-            u, s = int(w.user[k]), int(w.procs_req[k])
-            self._by_user.setdefault(u, {}).setdefault(s, []).append(k)
-            self._max_estimate = max(self._max_estimate, float(w.estimate[k]))
-        self._seen = max(self._seen, job)
-
-    def _candidates(self, job: int) -> list[int]:
-        own = int(self.w.procs_req[job])
-        sizes = sorted(self._by_user.get(int(self.w.user[job]), {}))
-        return [own, *(s for s in sizes if s != own)]
-
     # ---- a decision
     def evaluate(
         self, job: int, now: float, queue: np.ndarray, running: np.ndarray, load: float
     ) -> tuple[int, float, float] | None:
         """``(size, estimate, point response)`` of the best size in a state; None: no scoreable size."""
         w, cols = self.w, self.cols
-        own, est0 = int(w.procs_req[job]), float(w.estimate[job])
+        own = int(w.procs_req[job])
         q, g = int(w.queue[job]), int(w.group[job])
         user = int(w.user[job])
-        prev = self._by_user.get(user, {})
         sizes, ests, sets = [], [], []
-        for s in self._candidates(job):
+        for s in self.users.candidates(job):
             rs = self.rset.rangeset_at(self.rset.tuple_key(user, s, q, g), load)
             if rs is None:
                 continue
-            mp = max((float(w.estimate[k]) for k in prev.get(s, ())), default=0.0)
             sizes.append(s)
-            ests.append(est0 if s == own else molded_estimate(est0, own, s, mp, self._max_estimate))
+            ests.append(self.users.estimate(job, s))
             sets.append(rs)
         if not sets:
             return None
@@ -528,9 +556,8 @@ class _Manager:
             self.no_candidate += 1
         elif best[0] != int(self.w.procs_req[job]):
             size, est, _ = best
-            donors = self._by_user[int(self.w.user[job])][size]
-            runtime = roulette(np.asarray(self.w.runtime)[donors], self.rng)
-            self.sim.amend(job, runtime=runtime, estimate=est, like=donors[-1])
+            runtime, donor = self.users.draw(job, size, self.rng)
+            self.sim.amend(job, runtime=runtime, estimate=est, like=donor)
             self.cols.size[job] = size
             self.cols.size_bin[job] = self.waits.size_bins(np.array([size]))[0]
             self.cols.estimate[job] = est
@@ -696,6 +723,16 @@ def _utilization(schedule: Any) -> float:
 
 
 # ------------------------------------------------------------------ running
+def step_engine(sim: Simulator, dispatcher: DispatcherBase, until: float = np.inf) -> None:
+    """Run ``sim`` with ``dispatcher`` over every instant before ``until`` (all: to the end)."""
+    view = sim.view
+    while sim.advance_until(until) if until < np.inf else sim.advance():
+        sim.decisions += 1
+        decision = dispatcher(view)
+        if len(decision):
+            sim.start(decision)
+
+
 def run_managed(
     workload: Workload, config: MoldingConfig | None = None, *, progress: bool = False
 ) -> MoldingResult:
@@ -730,7 +767,6 @@ def run_managed(
     sim = m.sim
     d = as_dispatcher(make_policy("easy"))
     sim.attach(d)
-    view = sim.view
     orig_submit = np.asarray(w.submit, np.float64)
     hold = np.zeros(n)
     nexts = cfg.history  # next job to reach the manager
@@ -739,12 +775,6 @@ def run_managed(
     molded = [0, 0]  # shrunk, expanded
     delayed = 0
     t0 = time.perf_counter()
-
-    def dispatch() -> None:
-        sim.decisions += 1
-        decision = d(view)
-        if len(decision):
-            sim.start(decision)
 
     with tqdm(
         total=n - cfg.history,
@@ -756,8 +786,7 @@ def run_managed(
     ) as bar:
         while nexts < n or held:
             t = min(orig_submit[nexts] if nexts < n else np.inf, release)
-            while sim.advance_until(t):
-                dispatch()
+            step_engine(sim, d, t)
             if release <= t:  # release first: a job arriving at the release time is not held
                 for j in held:
                     sim.amend(j, submit=release)
@@ -771,7 +800,7 @@ def run_managed(
             j = nexts
             nexts += 1
             bar.update(1)
-            m._see_until(j)
+            m.users.see_until(j)
             if held:
                 sim.amend(j, submit=release)
                 held.append(j)
@@ -786,8 +815,7 @@ def run_managed(
             r = m.mold(j, t)
             if r:
                 molded[r > 0] += 1
-        while sim.advance():
-            dispatch()
+        step_engine(sim, d)
     managed_seconds = time.perf_counter() - t0
     sched = sim.schedule(policy="easy", sim_seconds=managed_seconds)
     jobs = np.arange(cfg.history, n)
@@ -915,10 +943,12 @@ __all__ = [
     "LiveWaitPredictor",
     "MoldingConfig",
     "MoldingResult",
+    "UserHistory",
     "choose_size",
     "gain_score",
     "molded_estimate",
     "roulette",
     "run_managed",
     "settle_time",
+    "step_engine",
 ]

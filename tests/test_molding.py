@@ -15,7 +15,7 @@ from test_properties import check_schedule
 from hpcgym.errors import InvalidConfigError
 from hpcgym.molding import (
     MoldingConfig,
-    _Manager,
+    UserHistory,
     choose_size,
     gain_score,
     molded_estimate,
@@ -73,10 +73,11 @@ def test_molded_estimate_rules():
 def test_candidates_are_the_users_earlier_sizes_own_first():
     jobs = [(0, 10, 4, 20, 1), (1, 10, 2, 20, 1), (2, 10, 8, 20, 2), (3, 10, 16, 20, 1), (4, 10, 2, 20, 1)]
     w = build_workload(jobs, 16)
-    m = _Manager(w, MoldingConfig(history=0, jobs=5, wait_predictor="qbets"))
-    m._see_until(4)
-    assert m._candidates(4) == [2, 4, 16]  # user 1's sizes before job 4; user 2's 8 is not one
-    assert m._by_user[1][2] == [1]
+    users = UserHistory(w)
+    users.see_until(4)
+    assert users.candidates(4) == [2, 4, 16]  # user 1's sizes before job 4; user 2's 8 is not one
+    assert users.by_user[1][2] == [1] and users.max_estimate == 20.0
+    assert users.estimate(4, 16) == 20.0 and users.estimate(3, 2) == 20.0  # none longer than 20 s
 
 
 def test_the_chosen_size_is_the_one_scored_best_on_a_tiny_history():
