@@ -726,7 +726,8 @@ def _utilization(schedule: Any) -> float:
 def step_engine(sim: Simulator, dispatcher: DispatcherBase, until: float = np.inf) -> None:
     """Run ``sim`` with ``dispatcher`` over every instant before ``until`` (all: to the end)."""
     view = sim.view
-    while sim.advance_until(until) if until < np.inf else sim.advance():
+    every = bool(dispatcher.every_event)
+    while sim.advance_until(until, every) if until < np.inf else sim.advance(every):
         sim.decisions += 1
         decision = dispatcher(view)
         if len(decision):

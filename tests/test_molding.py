@@ -190,6 +190,22 @@ def test_invariants_on_random_workloads(data, mode):
     assert r.molded == int((r.size != r.original_size).sum()) == r.expanded + r.shrunk
 
 
+def test_stepping_to_the_manager_instants_changes_nothing(slice_2100):
+    from hpcgym.baselines import make_policy
+    from hpcgym.molding import step_engine
+    from hpcgym.sim import as_dispatcher
+
+    w = slice_2100.window(800)
+    ref = Simulator(w).run(make_policy("easy"))
+    sim = Simulator(w)
+    d = as_dispatcher(make_policy("easy"))
+    sim.attach(d)
+    for t in np.unique(w.submit[::7]).tolist():
+        step_engine(sim, d, t)
+    step_engine(sim, d)
+    np.testing.assert_array_equal(sim.schedule().start, ref.start)
+
+
 def test_engine_amend_refuses_jobs_that_arrived():
     w = build_workload([(0, 5, 1, 10), (1, 5, 1, 10), (2, 5, 1, 10)], 2)
     sim = Simulator(w)
