@@ -47,8 +47,14 @@ ENTRY_POINTS = {
 }
 """The class behind each version of :data:`ENV_IDS`."""
 
+USER_ENV_IDS: dict[str, str] = {
+    "hpcgym/UserSubmit-v0": "hpcgym.env.usersubmit:UserSubmitEnv",
+}
+"""The user-side environments (003's job molding and delayed submission as actions) and their classes."""
+
 __all__ = [
     "ENV_IDS",
+    "USER_ENV_IDS",
     "EmptyWorkloadError",
     "HpcGymError",
     "InvalidConfigError",
@@ -68,13 +74,16 @@ __all__ = [
 
 
 def register_envs() -> None:
-    """Register every id of :data:`ENV_IDS` with Gymnasium (idempotent)."""
+    """Register every id of :data:`ENV_IDS` and :data:`USER_ENV_IDS` with Gymnasium (idempotent)."""
     import gymnasium
 
     for env_id, kwargs in ENV_IDS.items():
         if env_id not in gymnasium.registry:
             entry_point = ENTRY_POINTS[env_id.rsplit("-", 1)[1]]
             gymnasium.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs))
+    for env_id, entry_point in USER_ENV_IDS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(id=env_id, entry_point=entry_point)
 
 
 class _RegisterAfterGymnasium(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -673,6 +673,7 @@ def _load_plugins() -> None:
         "hpcgym.sweep",
         "hpcgym.waitpred",
         "hpcgym.predict_eval",
+        "hpcgym.molding",
     ):
         try:
             importlib.import_module(module)

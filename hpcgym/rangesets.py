@@ -538,10 +538,13 @@ class RangeSetPredictor(Predictor):
         )
         n = len(cols)
         if n:
-            _, key = np.unique(cols, axis=0, return_inverse=True)
+            uniq, key = np.unique(cols, axis=0, return_inverse=True)
             self._key: list[int] = key.reshape(-1).tolist()
         else:
-            self._key = []
+            uniq, self._key = np.zeros((0, 4), np.int64), []
+        self._tuples: dict[tuple[int, ...], int] = {tuple(r): i for i, r in enumerate(uniq.tolist())}
+        self._user = cols[:, 0].tolist()
+        self._qg = cols[:, 2:].tolist()
         self._procs: list[float] = np.asarray(workload.procs_req, dtype=np.float64).tolist()
         self._machine = float(workload.procs)
         self._load = LoadTracker()
@@ -608,18 +611,51 @@ class RangeSetPredictor(Predictor):
             return tracker.in_use / self._machine
         return (tracker.used(now) - tracker.used(since)) / ((now - since) * self._machine)
 
+    def load_until(self, now: float, until: float, expected: float) -> float:
+        """The predicted load of a job submitted at ``until`` (after ``now``; 003 V-D's *futureLoad*).
+
+        The average load of the week before ``until``: the CPU time used up to ``now``
+        plus ``expected`` CPU seconds for ``[now, until]`` (e.g. the running jobs until
+        their predicted ends), over ``week x P``.
+        """
+        tracker = self._load
+        since = max(until - self.config.window, tracker.first)
+        if not until > since:
+            return tracker.in_use / self._machine
+        past = tracker.used(now) - tracker.used(min(since, now))
+        return (past + expected) / ((until - since) * self._machine)
+
     def rangeset(self, job: int, now: float) -> RangeSet | None:
         """The rangeSet of ``job`` submitted at ``now``; None if its tuple has no history."""
         key = self._key[job]
-        rts = self.history.runtimes_of(key)
-        if not rts:
+        if not self.history.runtimes_of(key):
             return None
         target = self.target_load(now)
         self.predicted_load[job] = target
+        return self.rangeset_at(key, target)
+
+    def tuple_key(self, user: int, size: int, queue: int, group: int) -> int:
+        """The history key of a (user, request size, queue, group) tuple (a new tuple gets a new key)."""
+        t = (int(user), int(size), int(queue), int(group))
+        return self._tuples.setdefault(t, len(self._tuples))
+
+    def resize(self, job: int, size: int) -> int:
+        """``job`` (not submitted yet) asks for ``size`` processors: its tuple changes; returns its key."""
+        q, g = self._qg[job]
+        key = self.tuple_key(self._user[job], size, q, g)
+        self._key[job] = key
+        self._procs[job] = float(size)
+        return key
+
+    def rangeset_at(self, key: int, load: float) -> RangeSet | None:
+        """The rangeSet of a job of tuple ``key`` at the predicted load ``load``; None without history."""
+        rts = self.history.runtimes_of(key)
+        if not rts:
+            return None
         return predict_rangeset(
             np.array(rts),
             np.array(self.history.loads_of(key)),
-            target,
+            load,
             self.slopes,
             self.intercepts,
             self.config,

@@ -633,6 +633,7 @@ class Simulator:
         self._a = ek.views(self._mem)
         self._one = np.zeros(1, dtype=np.int64)
         self.n_done = 0
+        self._amended = False
         self._ended: list[int] = []  # jobs in termination order
         self.decisions = 0
         self.view = SystemView(self)
@@ -933,6 +934,113 @@ class Simulator:
             if self._nq and (every_event or fit):
                 return True
 
+    def advance_until(self, until: float, every_event: bool = False) -> bool:
+        """:meth:`advance`, but handling only the instants before ``until``.
+
+        A resource manager in front of the queue (:mod:`hpcgym.molding`) acts at its own
+        instants: it steps the engine up to just before one, decides, and goes on.
+
+        Returns:
+            True at a decision point before ``until``; False when the next instant is at
+            or after ``until`` (or none is left).
+        """
+        check = not every_event
+        while self.next_event_time() < until:
+            fit = self._step_instant(check)
+            if fit < 0:
+                return False
+            if self._nq and (every_event or fit):
+                return True
+        return False
+
+    def amend(
+        self,
+        job: int,
+        *,
+        submit: float | None = None,
+        runtime: float | None = None,
+        estimate: float | None = None,
+        like: int | None = None,
+    ) -> None:
+        """Change a job that has not been submitted yet, as a resource manager in front of the queue would.
+
+        Args:
+            job: the job; it and every later job must not have arrived yet.
+            submit: its new submit time, not before ``now`` nor before the previous
+                job's (the engine takes arrivals in job order: a later job with an
+                earlier submit time must be amended before this one arrives).
+            runtime: its new real run time (s, >= 0).
+            estimate: its new estimate (s, > 0); the predictor's estimate and its
+                prediction before submission are set to it (wall-time's prediction).
+            like: take this job's request as read (chunks x per-chunk amounts, even if
+                it was amended); both must have the same number of chunks (always so on
+                one node of processors).
+
+        :meth:`schedule` then reports the amended jobs (its ``workload`` holds the new
+        columns). What the engine runs and places changes (request, run time, submit
+        time, the predictor's estimate); the view's ``jobs``, ``submit`` and ``estimate``
+        columns and what the dispatcher's hooks saw keep the workload as read (EASY
+        reads none of them). :meth:`reset` undoes every amendment.
+
+        Raises:
+            InvalidConfigError: the job has arrived, or a value breaks a rule above.
+        """
+        n = len(self._submit)
+        j = int(job)
+        if not self._next_arrival <= j < n:
+            raise InvalidConfigError(f"amend: job {job} has already arrived (or does not exist)")
+        if submit is not None:
+            t = float(submit)
+            lo = max(self.now, self._submit[j - 1] if j else -np.inf)
+            if not (np.isfinite(t) and t >= lo):
+                raise InvalidConfigError(
+                    f"amend: submit={t:g} for job {j} must be at least {lo:g} (now and the previous "
+                    "job's submit time: arrivals stay in job order)"
+                )
+            self._submit[j] = t
+        if runtime is not None:
+            if not (np.isfinite(runtime) and runtime >= 0):
+                raise InvalidConfigError(f"amend: runtime of job {j} must be >= 0, got {runtime!r}")
+            self._runtime[j] = float(runtime)
+        if estimate is not None:
+            if not (np.isfinite(estimate) and estimate > 0):
+                raise InvalidConfigError(f"amend: estimate of job {j} must be > 0, got {estimate!r}")
+            self._estimate[j] = float(estimate)
+            est = self.predictor.estimate
+            if not est.flags.writeable:
+                self.predictor.estimate = est = est.copy()
+            est[j] = float(estimate)
+            self.predictor.prediction[j] = float(estimate)  # a predictor may set it at submission
+        if like is not None:
+            k = int(like)
+            a = self._a
+            if self._chunks[k] != a.chunks[j]:
+                raise InvalidConfigError(
+                    f"amend: job {j} has {a.chunks[j]} chunks and job {k} {self._chunks[k]}; "
+                    "a request can only be taken from a job of as many chunks"
+                )
+            a.per_chunk[j] = self._per_chunk[k]  # k's request as read, even if k was amended
+            a.shape[j] = self._shape[k]
+        self._amended = True
+
+    def _amended_workload(self) -> Workload:
+        """The workload with the columns :meth:`amend` changed."""
+        import dataclasses
+
+        w = self.workload
+        chunks = np.asarray(self._a.chunks).copy()
+        per_chunk = np.asarray(self._a.per_chunk).copy()
+        cols: dict[str, Any] = {
+            "submit": np.array(self._submit),
+            "runtime": np.array(self._runtime),
+            "estimate": np.array(self._estimate),
+        }
+        if w.resources == self.machine.resources:
+            cols["per_chunk"] = per_chunk
+            cols["chunks"] = chunks
+            cols["procs_req"] = chunks * per_chunk[:, 0]
+        return dataclasses.replace(w, **cols)
+
     # -------------------------------------------------------------- decisions
     def start(
         self, jobs: Iterable[int] | np.ndarray, nodes: Sequence[int] | np.ndarray | None = None
@@ -1105,7 +1213,7 @@ class Simulator:
         """The schedule so far (complete once :attr:`done`)."""
         extras: dict[str, object] = {}
         return Schedule(
-            workload=self.workload,
+            workload=self._amended_workload() if self._amended else self.workload,
             start=self.start_time.copy(),
             end=self.end_time.copy(),
             killed=self.killed.copy(),
