@@ -353,7 +353,7 @@ def test_reproduce_help_states_the_machine_sizes_the_code_applies(tmp_path, writ
     for key, (cpus, _) in KNOWN_MACHINES.items():
         assert f"{key} {cpus}" in help_text
     assert "else the header's MaxProcs" in help_text
-    assert "(required;" in help_text
+    assert "(tsafrir2007: one, required;" in help_text
     # what the help says: a file named like CTC-SP2 runs on the paper's 512 CPUs, another on its header's
     for name, procs in (("CTC-SP2-tiny.swf", 512), ("elsewhere-tiny.swf", 338)):
         trace = write_swf_text(tmp_path / name, _tiny_trace(338))
