@@ -289,15 +289,18 @@ def test_every_figure_has_the_command_that_made_it() -> None:
             for i in range(len(argv) - 1)
             if argv[i] == "--plot"
         }
-        # `hpcgym study ... -o DIR` and `hpcgym sweep --preset tsafrir-params -o DIR` write their
-        # figures into DIR (shown as .../DIR/fig*.png)
+        # `hpcgym study ... -o DIR`, `hpcgym sweep --preset tsafrir-params -o DIR` and
+        # `hpcgym reproduce hariharan -o DIR` write their figures into DIR (shown as .../DIR/NAME.png)
         from hpcgym.galleguillos2019 import FIGURES as FIGURES_2019
         from hpcgym.paramstudy import FIGURES as FIGURES_PARAMS
+        from hpcgym.reproduce_hariharan import FIGURES as FIGURES_003
         from hpcgym.study import FIGURES
 
         def figures_of(argv: list[str]) -> tuple[str, ...]:
             if "study" in argv:
                 return (*FIGURES, *FIGURES_2019)
+            if "reproduce" in argv and "hariharan" in argv:
+                return FIGURES_003
             return FIGURES_PARAMS if "sweep" in argv and "tsafrir-params" in argv else ()
 
         plotted |= {

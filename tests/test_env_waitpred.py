@@ -94,7 +94,12 @@ def test_never_reads_the_future(spec: str) -> None:
     runs = []
     for trace in (w, other):
         env = DispatchEnv(
-            trace=trace, observations=PARTS, wait_predictor=spec, window_jobs=None, split="all", every_event=True
+            trace=trace,
+            observations=PARTS,
+            wait_predictor=spec,
+            window_jobs=None,
+            split="all",
+            every_event=True,
         )
         obs, _ = env.reset(seed=0)
         seen = []
