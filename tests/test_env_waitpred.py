@@ -5,7 +5,10 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 import pytest
+from conftest import examples
 from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hpcgym  # noqa: F401 - registers the environment ids
 from hpcgym.env import DispatchEnv
@@ -168,3 +171,31 @@ def test_compiled_ibl_equals_the_batch_functions() -> None:
         for k in (1, 3, 10):
             expected = nearest_average(ibl_distances(summary[h], summary[m]), waits[h], k)
             assert _ibl_predict(summary, h, m, waits, k) == pytest.approx(expected, rel=1e-12)
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(data=st.data(), spec=st.sampled_from(["ibl", "qbets", "apq:history=50,min_pts=1"]))
+def test_invariants_on_random_workloads(data: st.DataObject, spec: str) -> None:
+    from conftest import random_workloads
+
+    w = data.draw(random_workloads())
+    env = DispatchEnv(
+        trace=w, observations=PARTS, wait_predictor=spec, window_jobs=None, split="all", every_event=True
+    )
+    obs, _ = env.reset(seed=0)
+    done = False
+    while not done:
+        assert env.observation_space.contains(obs)
+        fits = np.flatnonzero(env.action_masks()[:-1])
+        obs, _, done, _, _ = env.step(fits[0] if len(fits) else env.action_space.n - 1)
+    p = env.observation_builders["predicted_wait"].predictor
+    start = env.view.start
+    # every job predicted, at or after its submission and at or before its start
+    assert (p.seen >= 0).all() and (p.seen >= w.submit).all() and (p.seen <= start).all()
+    h = p.history()
+    assert np.all(np.diff(start[h]) >= 0)  # the history in start order
+    assert (p.predicted >= 0).all()  # APQ keeps a regression only when >= 0
+    if not spec.startswith(
+        "apq"
+    ):  # averages and order statistics of learnt waits (a regression may exceed them)
+        assert (p.predicted <= (start - p.seen).max() + 1e-9).all()
