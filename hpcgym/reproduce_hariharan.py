@@ -329,7 +329,7 @@ def _table_vi_figure(rows: list[dict[str, Any]]) -> Figure:
     )
     sr.set_ylabel("success rate SR [%]")
     sr.set_ylim(0, 115)
-    sr.legend(fontsize=8, ncols=2, loc="lower left")
+    sr.legend(fontsize=8, ncols=4, loc="upper center")
     _bars(
         cov,
         traces,
@@ -342,7 +342,7 @@ def _table_vi_figure(rows: list[dict[str, Any]]) -> Figure:
     )
     cov.set_yscale("log")  # per-job ratios are heavy-tailed (narrow baseline ranges)
     cov.set_ylabel("coverage C [% of the baseline range], log scale")
-    cov.legend(fontsize=8, ncols=2, loc="lower left")
+    cov.legend(fontsize=8, ncols=2, loc="upper right")
     return fig
 
 
