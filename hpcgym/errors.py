@@ -43,5 +43,9 @@ class MissingExtraError(HpcGymError, ImportError):
     """An optional dependency is not installed; the message names the ``pip install`` that adds it."""
 
 
+class TrialError(HpcGymError, RuntimeError):
+    """A trial of a training sweep failed on Ray Tune; the message names it and its error."""
+
+
 class TraceWarning(UserWarning):
     """A trace reads, but something in it deserves a look (odd values, a guessed machine size)."""

@@ -110,6 +110,9 @@ SUMMARY_COLUMNS = [
 ]
 """``(key, header, format)`` of the printed summary table."""
 
+FIGURES = ("bsld_by_window", "paired_bsld")
+"""The PNGs ``--out DIR`` writes: a box plot per window and the paired differences."""
+
 WINDOW_CSV = [
     "policy",
     "window",
@@ -416,11 +419,18 @@ class _AgentEnv:
             self.masked = False
         self.agent = agent
 
-    def play(self, offset: int) -> tuple[Schedule, int, int]:
-        """The window's schedule, steps and invalid steps."""
+    def policies(self) -> tuple[str, ...]:
+        """The dispatchers a ``policy``-mode agent picks among (empty in ``job`` mode)."""
+        u = self.env.unwrapped
+        return tuple(u.config.action.policies) if u.mode == "policy" else ()
+
+    def play(self, offset: int) -> tuple[Schedule, int, int, dict[str, int]]:
+        """The window's schedule, steps, invalid steps and, in policy mode, each dispatcher's picks."""
         env = self.env
         obs, _ = env.reset(options={"offset": offset})
         steps = invalid = 0
+        names = self.policies()
+        picks = np.zeros(len(names), dtype=np.int64)
         while True:
             if self.masked:
                 action, _ = self.agent.predict(
@@ -428,11 +438,13 @@ class _AgentEnv:
                 )
             else:
                 action, _ = self.agent.predict(obs, deterministic=True)
+            if names and 0 <= (a := int(np.asarray(action).reshape(-1)[0])) < len(names):
+                picks[a] += 1
             obs, _, terminated, truncated, info = env.step(action)
             steps += 1
             invalid += bool(info["invalid_action"])
             if terminated or truncated:
-                return env.unwrapped.schedule(), steps, invalid
+                return env.unwrapped.schedule(), steps, invalid, dict(zip(names, picks.tolist(), strict=True))
 
 
 # ----------------------------------------------------------------------------- results
@@ -446,7 +458,9 @@ class Evaluation:
             and ``last_submit_s``.
         per_window: per policy, one dict per window (``jobs``, ``mean_bsld``,
             ``median_bsld`` (of the window's jobs), ``mean_wait_s``, ``utilization``,
-            ``steps`` and ``invalid_steps`` (agents)).
+            ``steps`` and ``invalid_steps`` (agents), and ``picks``: for an agent of a
+            ``policy``-mode environment, how many decisions each dispatcher made, which a note
+            sums over the windows).
         summary: one row per policy (see the module docstring).
         notes: what the table averages, in words.
     """
@@ -503,7 +517,7 @@ class Evaluation:
         write_csv(files[1], self.summary, SUMMARY_CSV)
         write_csv(files[2], self.window_rows(), WINDOW_CSV)
         if plots:
-            files += [d / "bsld_by_window.png", d / "paired_bsld.png"]
+            files += [d / f"{name}.png" for name in FIGURES]
             self.box_figure().savefig(files[3], dpi=100)
             self.paired_figure().savefig(files[4], dpi=100)
         return files
@@ -716,11 +730,14 @@ def evaluate(
             player = _AgentEnv(c.agent, w, window_jobs, job_range, warm_start, warm_policy, pred, kw)
         for k, off in enumerate(offsets):
             steps = invalid = 0
+            picks: dict[str, int] = {}
             if player is not None:
-                s, steps, invalid = player.play(off)
+                s, steps, invalid, picks = player.play(off)
             else:
                 s = _run_dispatcher(c, w, off, window_jobs, warm)
-            row = {**_window_metrics(s), "steps": steps, "invalid_steps": invalid}
+            row: dict[str, Any] = {**_window_metrics(s), "steps": steps, "invalid_steps": invalid}
+            if picks:
+                row["picks"] = picks
             per_window[c.name].append(row)
             if progress:
                 print(
@@ -787,6 +804,14 @@ def evaluate(
             "NOT a held-out evaluation: the test windows lie in the range agents train on "
             f"(jobs {proto.train_range(len(w))[0]}-{proto.train_range(len(w))[1] - 1})",
         )
+    for name, rows in per_window.items():
+        if rows and "picks" in rows[0]:
+            total = {p: sum(r["picks"][p] for r in rows) for p in rows[0]["picks"]}
+            n = max(1, sum(total.values()))
+            shares = ", ".join(
+                f"{p} {100 * v / n:.1f} %" for p, v in sorted(total.items(), key=lambda kv: -kv[1])
+            )
+            notes.append(f"{name} (policy mode) picked, over its {n} decisions: {shares}")
     if len(offsets) < 5:
         notes.append(
             f"only {len(offsets)} window(s): a bootstrap interval from so few pairs is rough "
@@ -821,8 +846,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="PATH",
         help="a saved stable-baselines3 model (.zip; MaskablePPO if trained with masks, else PPO); "
-        "repeatable. A model of `hpcgym train` brings its environment configuration and, without "
-        "--trace/--workload, its trace",
+        "repeatable (named by the file's stem, or folder/stem where stems repeat). A model of "
+        "`hpcgym train` brings its environment configuration and, without --trace/--workload, its trace",
     )
     p.add_argument(
         "--split", default="test", choices=episodes.SPLITS, help="split of the windows (default test)"
@@ -886,8 +911,10 @@ def _run(args: argparse.Namespace) -> int:
     for p in (x.strip() for x in names.split(",")):
         if p:
             policies[resolve_policy_name(p)] = p
-    for path in args.model:
-        policies[Path(path).stem] = str(path)
+    for name, path in model_names(args.model).items():
+        if name in policies:
+            raise InvalidConfigError(f"--model {path}: its name {name!r} is also a policy of --policies")
+        policies[name] = path
     env_kwargs = {
         k: v for k, v in (("window_size", args.window_size), ("backfill", args.backfill)) if v is not None
     }
@@ -919,6 +946,25 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(ev.table())
     return 0
+
+
+def model_names(paths: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
+    """The table names of ``--model`` files: each file's stem, or ``folder/stem`` where stems repeat.
+
+    ``runs/a/best_model.zip`` and ``runs/b/best_model.zip`` are ``a/best_model`` and
+    ``b/best_model``; a lone ``runs/a/best_model.zip`` is ``best_model``.
+
+    Raises:
+        InvalidConfigError: two files would still get the same name.
+    """
+    stems = [Path(p).stem for p in paths]
+    out: dict[str, str] = {}
+    for p, stem in zip(paths, stems, strict=True):
+        name = stem if stems.count(stem) == 1 else f"{Path(p).parent.name}/{stem}"
+        if name in out:
+            raise InvalidConfigError(f"--model {p}: another model is named {name!r} too; rename one file")
+        out[name] = os.fspath(p)
+    return out
 
 
 def _trace_from_models(args: argparse.Namespace) -> None:

@@ -145,6 +145,8 @@ PRESETS = {
     "tsafrir-load": "004 section 3.4, Fig. 7: EASY, EASY++ and PERFECT++ as the offered load grows",
     "tsafrir-params": "004 section 7: EASY++ with a sample of the 8,640 predictor configurations, "
     "ranked by average degradation (Table 11, Figs. 9-10, Table 12)",
+    "train-seeds": "a training sweep: MaskablePPO, 3 seeds x 2 learning rates, each evaluated on the "
+    "test split beside EASY, EASY++ and SJF",
 }
 """Sweep specs shipped with the package (``hpcgym/data/sweeps/NAME.toml``)."""
 
@@ -613,31 +615,49 @@ class ResultsTable:
     A file that ends in a partial line (a run killed while writing) is cut back to its
     last whole line before appending.
 
+    Args:
+        path: the CSV file (created with a header of ``columns`` if absent or empty).
+        columns: the table's columns (default :data:`COLUMNS`; a training sweep has its own).
+        parse: ``(column, text) -> value`` of a cell when reading the table back.
+
     Raises:
-        InvalidConfigError: the file exists with other columns than :data:`COLUMNS`.
+        InvalidConfigError: the file exists with other columns than ``columns``.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        columns: Sequence[str] = COLUMNS,
+        parse: Callable[[str, str], Any] | None = None,
+    ) -> None:
         self.path = Path(path)
+        self.columns = tuple(columns)
         self.done: set[str] = set()
         if self.path.exists() and self.path.stat().st_size > 0:
             data = self.path.read_bytes()
             if not data.endswith(b"\n"):
                 with open(self.path, "r+b") as fh:
                     fh.truncate(data.rfind(b"\n") + 1)
-            rows = read_results(self.path)
-            self.done = {r["key"] for r in rows}
+            self.rows = read_results(self.path, self.columns, parse)
+            self.done = {r["key"] for r in self.rows}
         else:
+            self.rows = []
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "w", newline="") as fh:
-                csv.writer(fh).writerow(COLUMNS)
+                csv.writer(fh).writerow(self.columns)
 
-    def append(self, row: Mapping[str, Any]) -> None:
-        """Write ``row`` as one line and flush it to the operating system."""
+    def append(self, *rows: Mapping[str, Any]) -> None:
+        """Write ``rows`` (of one run) in one write and flush it to the operating system."""
+        import io
+
+        text = io.StringIO()
+        writer = csv.writer(text)
+        for row in rows:
+            writer.writerow([_cell(row.get(c)) for c in self.columns])
         with open(self.path, "a", newline="") as fh:
-            csv.writer(fh).writerow([_cell(row.get(c)) for c in COLUMNS])
+            fh.write(text.getvalue())
             fh.flush()
-        self.done.add(str(row["key"]))
+        self.done.update(str(row["key"]) for row in rows)
 
 
 _INTS = {"jobs", "offset", "seed", "procs", "jobs_simulated", "jobs_dropped", "jobs_measured", "decisions"}
@@ -652,37 +672,50 @@ def _parse_cell(column: str, text: str) -> Any:
     return int(text) if column in _INTS else float(text)
 
 
-def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def read_results(
+    path: str | os.PathLike[str],
+    columns: Sequence[str] = COLUMNS,
+    parse: Callable[[str, str], Any] | None = None,
+) -> list[dict[str, Any]]:
     """The rows of a sweep's CSV table, typed (empty cells are None), in file order.
 
+    Args:
+        path: the table.
+        columns: the columns it must have (default :data:`COLUMNS`).
+        parse: ``(column, text) -> value`` of a cell (default: a simulation sweep's types).
+
     Raises:
-        InvalidConfigError: the header is not :data:`COLUMNS`, or a line is malformed;
+        InvalidConfigError: the header is not ``columns``, or a line is malformed;
             the message names the file and the line.
     """
     p = Path(path)
+    columns = tuple(columns)
+    parse = parse or _parse_cell
     with open(p, newline="") as fh:
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None:
             return []
-        if tuple(header) != COLUMNS:
+        if tuple(header) != columns:
             raise InvalidConfigError(
-                f"{p}:1: not a results table of this hpcgym version (columns {header[:4]}...); "
-                "write to another file (--out)"
+                f"{p}:1: not a results table of this sweep or hpcgym version (columns {header[:4]}...); "
+                "write to another folder (--out)"
             )
         rows = []
         for line, cells in enumerate(reader, start=2):
-            if len(cells) != len(COLUMNS):
-                raise InvalidConfigError(f"{p}:{line}: {len(cells)} cells, expected {len(COLUMNS)}")
+            if len(cells) != len(columns):
+                raise InvalidConfigError(f"{p}:{line}: {len(cells)} cells, expected {len(columns)}")
             try:
-                rows.append({c: _parse_cell(c, v) for c, v in zip(COLUMNS, cells, strict=True)})
+                rows.append({c: parse(c, v) for c, v in zip(columns, cells, strict=True)})
             except ValueError as err:
                 raise InvalidConfigError(f"{p}:{line}: {err}") from err
     return rows
 
 
-def write_parquet(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> None:
-    """The rows of a results table as Parquet (columns :data:`COLUMNS`, empty cells null).
+def write_parquet(
+    rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], columns: Sequence[str] = COLUMNS
+) -> None:
+    """The rows of a results table as Parquet (``columns``, default :data:`COLUMNS`; empty cells null).
 
     Raises:
         MissingExtraError: pyarrow is missing (``pip install 'hpcgym[parquet]'``).
@@ -692,7 +725,7 @@ def write_parquet(rows: Sequence[Mapping[str, Any]], path: str | os.PathLike[str
     from hpcgym.jobtable import _pyarrow_parquet
 
     pq = _pyarrow_parquet("--parquet")
-    table = pa.table({c: [r.get(c) for r in rows] for c in COLUMNS})
+    table = pa.table({c: [r.get(c) for r in rows] for c in columns})
     pq.write_table(table, path)
 
 
@@ -720,13 +753,32 @@ def _local(
         for cfg in runs:
             yield run_one(traces[cfg.trace], cfg, options)
         return
-    with ProcessPoolExecutor(processes, initializer=_init_worker, initargs=(traces,)) as pool:
-        pending: set[Future[dict[str, Any]]] = set()
-        todo = iter(runs)
+    yield from pool_results(
+        _run_in_worker, [(cfg, options) for cfg in runs], processes, _init_worker, (traces,)
+    )
+
+
+def pool_results(
+    fn: Callable[..., Any],
+    calls: Sequence[tuple[Any, ...]],
+    processes: int,
+    initializer: Callable[..., None] | None = None,
+    initargs: tuple[Any, ...] = (),
+    mp_context: Any = None,
+) -> Iterator[Any]:
+    """``fn(*call)`` of every call on a pool of ``processes`` workers, yielded as each finishes.
+
+    At most ``2 x processes`` calls are submitted at a time, so Ctrl-C does not wait for
+    the whole queue; the calls not started yet are cancelled when the generator is closed.
+    """
+    with ProcessPoolExecutor(
+        processes, mp_context=mp_context, initializer=initializer, initargs=initargs
+    ) as pool:
+        pending: set[Future[Any]] = set()
+        todo = iter(calls)
         try:
-            # a bounded window of submitted runs, so Ctrl-C does not wait for the whole queue
-            for cfg in todo:
-                pending.add(pool.submit(_run_in_worker, cfg, options))
+            for call in todo:
+                pending.add(pool.submit(fn, *call))
                 if len(pending) >= 2 * processes:
                     break
             while pending:
@@ -735,7 +787,7 @@ def _local(
                     yield f.result()
                     nxt = next(todo, None)
                     if nxt is not None:
-                        pending.add(pool.submit(_run_in_worker, nxt, options))
+                        pending.add(pool.submit(fn, *nxt))
         finally:
             for f in pending:
                 f.cancel()
@@ -743,6 +795,34 @@ def _local(
 
 def _ray_run(workload: Workload, cfg: RunConfig, options: dict[str, Any]) -> dict[str, Any]:
     return run_one(workload, cfg, options)
+
+
+def start_ray(address: str | None, processes: int | None) -> bool:
+    """Start a local Ray (``address`` None) or connect to ``address``, unless Ray is already up.
+
+    A local Ray gets ``processes`` CPUs (default: all cores), no dashboard and a 200 MB
+    object store. Returns whether this call started Ray (then the caller shuts it down).
+
+    Raises:
+        MissingExtraError: Ray is not installed.
+    """
+    from hpcgym._extras import require
+
+    require("ray", what="--backend ray")
+    import ray
+
+    if ray.is_initialized():
+        return False
+    if address is None:
+        ray.init(
+            num_cpus=processes or os.cpu_count() or 1,
+            object_store_memory=200 * 1024 * 1024,
+            include_dashboard=False,
+            log_to_driver=False,
+        )
+    else:  # an existing cluster: its own settings; Ray refuses resource arguments here
+        ray.init(address=address)
+    return True
 
 
 def _ray(
@@ -758,23 +838,9 @@ def _ray(
     200 MB object store) or connects to ``address``, and shuts it down at the end unless
     Ray was already initialised by the caller.
     """
-    from hpcgym._extras import require
-
-    require("ray", what="--backend ray")
     import ray
 
-    started = False
-    if not ray.is_initialized():
-        if address is None:
-            ray.init(
-                num_cpus=processes or os.cpu_count() or 1,
-                object_store_memory=200 * 1024 * 1024,
-                include_dashboard=False,
-                log_to_driver=False,
-            )
-        else:  # an existing cluster: its own settings; Ray refuses resource arguments here
-            ray.init(address=address)
-        started = True
+    started = start_ray(address, processes)
     try:
         refs = {t: ray.put(w) for t, w in traces.items()}
         task = ray.remote(num_cpus=1)(_ray_run)
@@ -817,6 +883,34 @@ class SweepResult:
     seconds: float = 0.0
 
 
+def check_run_options(backend: str, address: str | None, processes: int | None, max_runs: int | None) -> None:
+    """Refuse an unknown backend, a cluster address without Ray, or a count below 1.
+
+    Raises:
+        InvalidConfigError: naming the flag.
+    """
+    if backend not in BACKENDS:
+        raise InvalidConfigError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if address is not None and backend != "ray":
+        raise InvalidConfigError(f"--address {address}: a cluster address needs --backend ray")
+    for name, v in (("processes", processes), ("max_runs", max_runs)):
+        if v is not None and v < 1:
+            raise InvalidConfigError(f"--{name.replace('_', '-')} must be at least 1, got {v}")
+
+
+def progress_bar(total: int, unit: str, desc: str, progress: bool | None) -> Any:
+    """A tqdm bar on stderr; ``progress`` None: shown on a terminal only."""
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        unit=unit,
+        desc=desc,
+        disable=(not sys.stderr.isatty()) if progress is None else not progress,
+        file=sys.stderr,
+    )
+
+
 def run_sweep(
     spec: SweepSpec,
     out: str | os.PathLike[str],
@@ -849,13 +943,7 @@ def run_sweep(
         InvalidConfigError: an unknown backend, ``address`` without Ray, or a bad count.
         MissingExtraError: ``backend="ray"`` without Ray installed.
     """
-    if backend not in BACKENDS:
-        raise InvalidConfigError(f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if address is not None and backend != "ray":
-        raise InvalidConfigError(f"--address {address}: a cluster address needs --backend ray")
-    for name, v in (("processes", processes), ("max_runs", max_runs)):
-        if v is not None and v < 1:
-            raise InvalidConfigError(f"--{name.replace('_', '-')} must be at least 1, got {v}")
+    check_run_options(backend, address, processes, max_runs)
     if backend == "ray":
         from hpcgym._extras import require
 
@@ -874,15 +962,7 @@ def run_sweep(
     announce_compilation()  # once here, not in every worker at the same time
     ran = 0
     if pending:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=len(pending),
-            unit="run",
-            desc=spec.name,
-            disable=(not sys.stderr.isatty()) if progress is None else not progress,
-            file=sys.stderr,
-        )
+        bar = progress_bar(len(pending), "run", spec.name, progress)
         if backend == "ray":
             rows: Iterable[dict[str, Any]] = _ray(loaded, pending, options, address, processes)
         else:
@@ -1026,7 +1106,10 @@ def _configure(p: argparse.ArgumentParser) -> None:
         "--offered-loads", default=None, metavar="X,Y", help="target offered loads (0.8 = 80 %%)"
     )
     grid.add_argument(
-        "--seeds", default=None, metavar="S,T", help="seeds (for seeded dispatchers/predictors)"
+        "--seeds",
+        default=None,
+        metavar="S,T",
+        help="seeds (for seeded dispatchers/predictors; a training sweep's training seeds)",
     )
     grid.add_argument("--jobs", type=int, default=None, help="only this many jobs of each trace")
     grid.add_argument("--offset", type=int, default=None, help="skip this many jobs of each trace first")
@@ -1039,8 +1122,35 @@ def _configure(p: argparse.ArgumentParser) -> None:
         default=None,
         help="a random sample of this many predictor strings, each on every trace",
     )
+    train = p.add_argument_group(
+        "training sweeps (a [train] table in the spec, or these flags): each trial trains an agent "
+        "(hpcgym train) and evaluates it beside baselines on the test split (hpcgym evaluate)"
+    )
+    train.add_argument(
+        "--train",
+        default=None,
+        metavar="ALGORITHM",
+        help="sweep trainings of this algorithm (maskable-ppo, ppo) over --seeds and --train-grid",
+    )
+    train.add_argument(
+        "--train-arg",
+        action="append",
+        default=None,
+        metavar="KEY=VALUE",
+        help="a fixed training argument as TOML (total_timesteps=20000, net_arch=[64,64]); repeatable",
+    )
+    train.add_argument(
+        "--train-grid",
+        action="append",
+        default=None,
+        metavar="KEY=[V,W]",
+        help="a training argument's values as a TOML list (learning_rate=[3e-4,1e-4]); repeatable",
+    )
     p.add_argument(
-        "--backend", choices=BACKENDS, default="local", help="local process pool or Ray (default local)"
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="local process pool or Ray (tasks; Ray Tune trials for training sweeps) (default local)",
     )
     p.add_argument(
         "--address",
@@ -1066,7 +1176,14 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dry-run", action="store_true", help="print the run count and an estimated time")
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
-    p.epilog = "spec keys: " + "; ".join(f"{k}: {v}" for k, v in SPEC_KEYS.items())
+    from hpcgym.sweep_train import TRAIN_KEYS
+
+    p.epilog = (
+        "spec keys: "
+        + "; ".join(f"{k}: {v}" for k, v in SPEC_KEYS.items())
+        + ". A training sweep's spec has name and a [train] table instead, with: "
+        + "; ".join(f"{k}: {v}" for k, v in TRAIN_KEYS.items())
+    )
 
 
 def _split(text: str, key: str, kind: Callable[[str], Any] = str) -> list[Any]:
@@ -1111,6 +1228,10 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    from hpcgym import sweep_train
+
+    if sweep_train.wants_training(args):
+        return sweep_train.run_cli(args)
     spec = spec_from_args(args)
     if args.parquet:
         from hpcgym.jobtable import _pyarrow_parquet

@@ -52,21 +52,32 @@ def train(algorithm: str, **fields: Any) -> Any:
     ...
     hpcgym.errors.InvalidConfigError: unknown training argument 'total_timestep' of ppo; did you mean ...
     """
+    from hpcgym.agents.common import require_training
+
+    args = make_args(algorithm, **fields)
+    require_training(args, what=f"training {algorithm}")
+    return algorithm_module(algorithm).train(args)
+
+
+def make_args(algorithm: str, **fields: Any) -> Any:
+    """The ``Args`` of ``algorithm`` with ``fields``, validated (nothing is trained).
+
+    Raises:
+        UnknownNameError: an unknown algorithm.
+        InvalidConfigError: an unknown field (the message names it and the closest known
+            one) or an invalid value.
+    """
     import dataclasses
     import difflib
 
     module = algorithm_module(algorithm)
-    from hpcgym.agents.common import require_training
-
     known = [f.name for f in dataclasses.fields(module.Args)]
     for name in fields:
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
             raise InvalidConfigError(f"unknown training argument {name!r} of {algorithm}{hint}")
-    args = module.Args(**fields)
-    require_training(args, what=f"training {algorithm}")
-    return module.train(args)
+    return module.Args(**fields)
 
 
 def _configure(p: argparse.ArgumentParser) -> None:
@@ -95,4 +106,4 @@ def _register() -> None:
 
 _register()
 
-__all__ = ["ALGORITHMS", "algorithm_module", "train"]
+__all__ = ["ALGORITHMS", "algorithm_module", "make_args", "train"]

@@ -228,6 +228,22 @@ def test_maskable_ppo_trains_on_the_eurora_sample(tmp_path: Path) -> None:
     assert "resources" in env["kwargs"]["observations"]  # the flattened Box includes them
 
 
+def test_policy_mode_trains_over_the_given_dispatchers_and_evaluate_plays_them(tmp_path: Path) -> None:
+    chosen = ("saf-bf", "easy")
+    run = train_maskable_ppo.main(
+        [*TINY, "--env-id", "hpcgym/DispatchPolicy-v1", "--policies", *chosen, "--out", str(tmp_path / "p")]
+    )
+    kwargs = run.metadata["env"]["kwargs"]
+    assert kwargs["mode"] == "policy" and tuple(kwargs["policies"]) == chosen
+    ev = evaluate([str(run.best_model), "saf-bf"], window_jobs=40, windows=2, n_resamples=99)
+    rows = {r["policy"]: r for r in ev.summary}
+    agent = next(r for r in ev.summary if r["kind"] == "agent")
+    assert agent["invalid_rate"] == 0  # each action is one of the two dispatchers' decisions
+    assert set(rows) >= {"saf-bf", "easy"}
+    with pytest.raises(InvalidConfigError, match="policies"):
+        train_maskable_ppo.Args(env_id="hpcgym/DispatchPolicy-v1", policies=("no-such-dispatcher",))
+
+
 def test_an_unknown_machine_is_a_clean_error_of_the_script(tmp_path: Path) -> None:
     import subprocess
     import sys

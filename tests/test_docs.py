@@ -54,7 +54,17 @@ FENCE = re.compile(
     r"^(?P<indent>[ \t]*)```(?P<lang>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.S | re.M
 )
 # Not copied into the working folder (the package is linked instead).
-NOT_COPIED = {".git", ".venv", "hpcgym", "results", "build", ".pytest_cache", ".hypothesis", ".mypy_cache"}
+NOT_COPIED = {
+    ".git",
+    ".venv",
+    "hpcgym",
+    "results",
+    "runs",
+    "build",
+    ".pytest_cache",
+    ".hypothesis",
+    ".mypy_cache",
+}
 
 
 @dataclass(frozen=True)
@@ -289,8 +299,10 @@ def test_every_figure_has_the_command_that_made_it() -> None:
             for i in range(len(argv) - 1)
             if argv[i] == "--plot"
         }
-        # `hpcgym study ... -o DIR`, `hpcgym sweep --preset tsafrir-params -o DIR` and
-        # `hpcgym reproduce hariharan -o DIR` write their figures into DIR (shown as .../DIR/NAME.png)
+        # `hpcgym study ... -o DIR`, `hpcgym evaluate ... --out DIR`, `hpcgym sweep --preset
+        # tsafrir-params -o DIR` and `hpcgym reproduce hariharan -o DIR` write their figures into
+        # DIR (shown as .../DIR/NAME.png)
+        from hpcgym.evaluate import FIGURES as FIGURES_EVALUATE
         from hpcgym.galleguillos2019 import FIGURES as FIGURES_2019
         from hpcgym.paramstudy import FIGURES as FIGURES_PARAMS
         from hpcgym.reproduce_hariharan import FIGURES as FIGURES_003
@@ -301,6 +313,8 @@ def test_every_figure_has_the_command_that_made_it() -> None:
                 return (*FIGURES, *FIGURES_2019)
             if "reproduce" in argv and "hariharan" in argv:
                 return FIGURES_003
+            if "evaluate" in argv:
+                return FIGURES_EVALUATE
             return FIGURES_PARAMS if "sweep" in argv and "tsafrir-params" in argv else ()
 
         plotted |= {

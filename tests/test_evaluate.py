@@ -115,6 +115,40 @@ def test_an_agent_through_the_env_meets_the_dispatcher_on_the_same_windows(
     assert all(r["steps"] > 0 for r in ev.per_window["agent"])
 
 
+class Always:
+    """A policy-mode agent that always picks dispatcher ``a``."""
+
+    def __init__(self, a: int) -> None:
+        self.a = a
+
+    def predict(self, obs: Any, state: Any = None, episode_start: Any = None, deterministic: bool = True,
+                action_masks: np.ndarray | None = None) -> tuple[np.ndarray, None]:  # fmt: skip
+        return np.array(self.a), None
+
+
+@pytest.mark.parametrize(("a", "preset"), [(0, "saf-bf"), (1, "f1-bf")])
+def test_a_policy_mode_agent_that_always_picks_one_dispatcher_is_that_dispatcher(
+    trace: Workload, a: int, preset: str
+) -> None:
+    ev = evaluate(
+        {"agent": Always(a), preset: preset},
+        trace,
+        window_jobs=200,
+        n_resamples=200,
+        env_kwargs={"mode": "policy", "policies": ("saf-bf", "f1-bf", "easy")},
+    )
+    agent_rows = ev.per_window["agent"]
+    dispatcher_rows = [
+        {**r, "steps": a["steps"], "picks": a["picks"]}
+        for r, a in zip(ev.per_window[preset], agent_rows, strict=True)
+    ]
+    assert agent_rows == dispatcher_rows
+    assert all(r["picks"][preset] == r["steps"] == sum(r["picks"].values()) for r in agent_rows)
+    decisions = sum(r["steps"] for r in agent_rows)
+    note = f"agent (policy mode) picked, over its {decisions} decisions: {preset} 100.0 %, "
+    assert any(n.startswith(note) for n in ev.notes)
+
+
 def test_warm_start_changes_the_windows_schedule(trace: Workload) -> None:
     cold = evaluate(["fcfs"], trace, window_jobs=200, n_resamples=200)
     warm = evaluate(["fcfs"], trace, window_jobs=200, n_resamples=200, warm_start=True)
@@ -205,3 +239,12 @@ def test_a_saved_maskable_ppo_model_is_reloaded_and_evaluated(tmp_path, capsys) 
     # a model needs the environment it was trained in
     assert cli_main(argv[:7] + argv[9:]) == 2
     assert "observation space" in capsys.readouterr().err
+    # two runs' best_model.zip are two rows, named by their folders
+    (tmp_path / "b").mkdir()
+    other = tmp_path / "b" / "agent.zip"
+    other.write_bytes(path.read_bytes())
+    assert cli_main([*argv, "--model", str(other)]) == 0
+    names = [r["policy"] for r in json.loads(capsys.readouterr().out)["summary"]]
+    assert f"{tmp_path.name}/agent" in names and "b/agent" in names
+    assert cli_main([*argv, "--model", str(path)]) == 2
+    assert "another model is named" in capsys.readouterr().err

@@ -5,13 +5,16 @@
   their share per rollout as ``train/invalid_action_rate``;
 * :class:`Validation` plays the validation windows and keeps the best model;
 * :class:`Checkpoints` saves the model every N timesteps;
-* :class:`ProgressBar` is a tqdm bar of the timesteps.
+* :class:`ProgressBar` is a tqdm bar of the timesteps;
+* :func:`validation_listener` lets a caller see every validation of the trainings run
+  inside a ``with`` block (``hpcgym sweep`` reports them to Ray Tune as training goes).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -19,6 +22,22 @@ from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
 from hpcgym.report import json_ready
+
+_VALIDATION_LISTENERS: list[Callable[[dict[str, Any]], None]] = []
+
+
+@contextmanager
+def validation_listener(listener: Callable[[dict[str, Any]], None]) -> Iterator[None]:
+    """Call ``listener(row)`` after every validation of a training run inside the block.
+
+    ``row`` is what :meth:`Validation.validate` returns (``timesteps``, ``mean_bsld``,
+    ``window_bsld``, ``offsets``, ``invalid_rate``), after the best model is saved.
+    """
+    _VALIDATION_LISTENERS.append(listener)
+    try:
+        yield
+    finally:
+        _VALIDATION_LISTENERS.remove(listener)
 
 
 class InvalidActionCounter(BaseCallback):
@@ -134,6 +153,8 @@ class Validation(BaseCallback):
             self.best = row["mean_bsld"]
             self._save_best(self.model)
         self.seconds += time.perf_counter() - t0
+        for listener in list(_VALIDATION_LISTENERS):
+            listener(self.history[-1])
         return row
 
 

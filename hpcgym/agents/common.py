@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import importlib
 import json
 import os
 import platform
@@ -49,7 +50,7 @@ from typing import Any, Literal
 import numpy as np
 
 import hpcgym
-from hpcgym.errors import InvalidConfigError
+from hpcgym.errors import HpcGymError, InvalidConfigError
 from hpcgym.report import json_ready, to_json
 
 METADATA_MEMBER = "hpcgym.json"
@@ -122,6 +123,8 @@ class TrainArgs:
     """K, the waiting jobs the agent sees and chooses among"""
     backfill: Literal["none", "easy"] | None = None
     """'easy': a chosen job that does not fit gets EASY's reservation; None: the env id's"""
+    policies: tuple[str, ...] | None = None
+    """policy mode (hpcgym/DispatchPolicy-v1): the dispatcher presets an action picks; None: the env's"""
     reward: str = "bsld"
     """reward name (bsld, bsld-sparse, wait)"""
     observations: tuple[str, ...] | None = None
@@ -186,9 +189,36 @@ class TrainArgs:
                 raise InvalidConfigError(f"--{name.replace('_', '-')}: must be in (0, 1], got {value}")
         if self.ent_coef < 0:
             raise InvalidConfigError(f"--ent-coef: must be >= 0, got {self.ent_coef}")
+        self._check_env_id_and_policies()
         from hpcgym.env.config import make_config
 
         make_config(**env_kwargs(self))  # every environment argument checked before any work
+
+    def _check_env_id_and_policies(self) -> None:
+        """``--env-id`` is registered; ``--policies`` names dispatcher presets of a policy-mode id."""
+        import gymnasium as gym
+
+        from hpcgym.baselines import resolve_policy_name
+
+        module, _, env_id = self.env_id.rpartition(":")
+        try:
+            if module:
+                importlib.import_module(module)
+            spec = gym.spec(env_id)
+        except (ImportError, gym.error.Error) as err:
+            raise InvalidConfigError(f"--env-id: {err}") from err
+        if self.policies is None:
+            return
+        if (spec.kwargs or {}).get("mode") != "policy":
+            raise InvalidConfigError(
+                f"--policies: only policy-mode environments pick among dispatchers; {self.env_id} is "
+                "not one (use --env-id hpcgym/DispatchPolicy-v1)"
+            )
+        for name in self.policies:
+            try:
+                resolve_policy_name(name)
+            except HpcGymError as err:
+                raise InvalidConfigError(f"--policies: {err}") from err
 
 
 def env_kwargs(args: TrainArgs) -> dict[str, Any]:
@@ -206,6 +236,8 @@ def env_kwargs(args: TrainArgs) -> dict[str, Any]:
     }
     if args.backfill is not None:
         kw["backfill"] = args.backfill
+    if args.policies is not None:
+        kw["policies"] = args.policies
     return kw
 
 
