@@ -673,7 +673,7 @@ def _load_plugins() -> None:
         "hpcgym.evaluate",
         "hpcgym.train",
         "hpcgym.sweep",
-        "hpcgym.waitpred",
+        "hpcgym.waitpred_cli",
         "hpcgym.predict_eval",
     ):
         try:

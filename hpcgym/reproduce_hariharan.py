@@ -43,7 +43,8 @@ import numpy as np
 from hpcgym.errors import InvalidConfigError
 from hpcgym.rangesets import PAPER_TABLES, RuntimeEvaluation, evaluate_runtime_predictor
 from hpcgym.report import Column, format_table, to_json, write_csv
-from hpcgym.waitpred import TABLE_V, LogState, Protocol, WaitPrediction, _comparisons, predict_waits
+from hpcgym.waitpred import TABLE_V, LogState, Protocol, WaitPrediction, predict_waits
+from hpcgym.waitpred_cli import _comparisons
 from hpcgym.workload import Workload
 
 if TYPE_CHECKING:
