@@ -207,7 +207,9 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
       request vector). On a one-resource machine (every SWF trace) v1 behaves exactly
       as v0. Also new, in both versions: the ``machine`` argument and job tables as
       ``trace``; observation keys spelt as the builders' names (a bug fix: ``"Jobs"``
-      used to give the key ``Jobs``).
+      used to give the key ``Jobs``). Later, in both versions and off unless named in
+      ``observations``: the ``predicted_wait`` part and its ``wait_predictor`` argument (the
+      default observation is unchanged).
     * v0: initial version; observations ``jobs``, ``histograms``, ``system`` on every
       machine (:class:`DispatchEnvV0`, still registered). The ``rgb_array`` render
       mode was added later without a new version: as with Gymnasium's own
