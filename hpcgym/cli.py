@@ -50,13 +50,15 @@ ALLOCATIONS = ("first-fit", "best-fit")
 not imported here so that ``hpcgym --help`` does not load numba)."""
 
 
-def add_trace_arguments(p: argparse.ArgumentParser) -> None:
+def add_trace_arguments(p: argparse.ArgumentParser, *, repeatable_trace: bool = False) -> None:
     """``--trace --workload --procs --machine --node-size --allocation --jobs --offset --load
-    --default-estimate --partition``, for every trace reader."""
+    --default-estimate --partition``, for every trace reader (``--trace`` given once, or as
+    often as wanted with ``repeatable_trace``: a list then, None when absent)."""
     p.add_argument(
         "--trace",
         type=Path,
         default=None,
+        action="append" if repeatable_trace else "store",
         help="SWF file, plain or .gz (default: the bundled slice of SDSC-SP2)",
     )
     p.add_argument(
@@ -671,7 +673,7 @@ def _load_plugins() -> None:
         "hpcgym.evaluate",
         "hpcgym.train",
         "hpcgym.sweep",
-        "hpcgym.waitpred",
+        "hpcgym.waitpred_cli",
         "hpcgym.predict_eval",
         "hpcgym.molding",
     ):

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hpcgym import reproduce_hariharan as hariharan
 from hpcgym.baselines import make_policy, preset_predictor
 from hpcgym.baselines.dispatchers import EXTRA_RULES, EasyBackfilling
 from hpcgym.cli import add_trace_arguments, command, load_trace
@@ -180,14 +181,18 @@ class Reproduction:
         title: the paper.
         run: ``run(workload, extra, predictability, progress) -> JSON-ready result``.
         render: the result as text tables.
-        plot: ``plot(result, path)`` writes the result as a PNG.
+        plot: ``plot(result, path)`` writes the result as a PNG (a folder of files for a
+            paper with its own ``command``).
+        command: a paper over several traces runs this instead of the one-trace flow
+            (``command(args) -> exit status``).
     """
 
     name: str
     title: str
     run: Callable[..., dict[str, Any]]
     render: Callable[[dict[str, Any]], str]
-    plot: Callable[[dict[str, Any], str | Path], None]
+    plot: Callable[[dict[str, Any], str | Path], Any]
+    command: Callable[[argparse.Namespace], int] | None = None
 
 
 def simulate_preset(
@@ -512,19 +517,30 @@ REPRODUCTIONS: dict[str, Reproduction] = {
         render_tsafrir2007,
         plot_tsafrir2007,
     ),
+    "hariharan": Reproduction(
+        "hariharan",
+        "Hariharan et al. (003): End-to-end predictions-based resource management framework "
+        "for supercomputer jobs -- Tables V, VI and VII",
+        hariharan.run_hariharan,
+        hariharan.render_hariharan,
+        hariharan.write_hariharan,
+        hariharan.reproduce_command,
+    ),
 }
 """Every paper ``hpcgym reproduce`` knows, by CLI name."""
 
 
 def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("paper", help=f"which paper: {', '.join(REPRODUCTIONS)}")
-    add_trace_arguments(p)
+    add_trace_arguments(p, repeatable_trace=True)
     machines = ", ".join(f"{k} {size}" for k, (size, _) in KNOWN_MACHINES.items())
     _reword(
         p,
         "trace",
-        "SWF file, plain or .gz (required; the paper's figures stand beside ours when the file name "
-        f"starts like one of its traces: {', '.join(prefix for prefix, _ in _TRACE_PREFIXES)})",
+        "SWF file, plain or .gz (tsafrir2007: one, required; the paper's figures stand beside "
+        "ours when the file name starts like one of its traces: "
+        f"{', '.join(prefix for prefix, _ in _TRACE_PREFIXES)}. hariharan: repeatable, default the "
+        f"paper's {', '.join(hariharan.PAPER_TRACES)} found in --traces-dir)",
     )
     _reword(
         p,
@@ -535,8 +551,8 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--extra",
         choices=("classic", "all"),
-        default="classic",
-        help="how EASY counts extra processors (default: classic, as in the paper's simulator)",
+        default=None,
+        help="tsafrir2007: how EASY counts extra processors (default: classic, as in the paper's simulator)",
     )
     p.add_argument(
         "--predictability",
@@ -545,8 +561,37 @@ def _configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     p.add_argument(
-        "--plot", type=Path, default=None, help="also write a PNG: ours beside the paper's figures"
+        "--plot",
+        type=Path,
+        default=None,
+        help="tsafrir2007: also write a PNG, ours beside the paper's figures",
     )
+    h = p.add_argument_group("hariharan (003 Tables V-VII)")
+    h.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write hariharan.json and per table tableN.csv and tableN.png here",
+    )
+    h.add_argument(
+        "--traces-dir",
+        type=Path,
+        default=Path("../shared/traces"),
+        metavar="DIR",
+        help="where the paper's traces are looked up without --trace (default: ../shared/traces)",
+    )
+    h.add_argument(
+        "--quick",
+        action="store_true",
+        help="a small protocol for trying it (test jobs 2,001-3,000, no tuning; fits the bundled slice)",
+    )
+    h.add_argument(
+        "--test-jobs", type=int, default=None, metavar="N", help="at most N test jobs per evaluation"
+    )
+    h.add_argument("--no-tune", action="store_true", help="wait predictors with their defaults, no tuning")
+    h.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def _reword(p: argparse.ArgumentParser, dest: str, text: str) -> None:
@@ -560,8 +605,18 @@ def _reproduce(args: argparse.Namespace) -> int:
     paper = REPRODUCTIONS.get(args.paper.lower())
     if paper is None:
         raise UnknownNameError(f"unknown paper {args.paper!r}; known: {', '.join(REPRODUCTIONS)}")
+    if paper.command is not None:
+        return paper.command(args)
+    hariharan_only = ("out", "quick", "test_jobs", "no_tune")
+    given = [f"--{a.replace('_', '-')}" for a in hariharan_only if getattr(args, a)]
+    if given:
+        raise InvalidConfigError(f"reproduce {paper.name}: {', '.join(given)} belong to hariharan")
     if args.trace is None:
         raise InvalidConfigError("reproduce needs --trace (one of the paper's traces, e.g. SDSC-SP2)")
+    if len(args.trace) != 1:
+        raise InvalidConfigError(f"reproduce {paper.name} takes one --trace, got {len(args.trace)}")
+    args.trace = args.trace[0]
+    args.extra = args.extra or "classic"
     # the paper's machine size (Table 1) comes from read_swf's table of known machines,
     # which notes it in the load report with its source
     workload = load_trace(args)
@@ -583,6 +638,7 @@ def _reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
-command("reproduce", "recompute a paper's tables on one trace (tsafrir2007: Tables 2, 3 and 6)")(_configure)(
-    _reproduce
-)
+command(
+    "reproduce",
+    "recompute a paper's tables (tsafrir2007: Tables 2, 3 and 6 on one trace; hariharan: 003 Tables V-VII)",
+)(_configure)(_reproduce)

@@ -50,7 +50,6 @@ Open details chosen here (each a parameter where it is a number):
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import math
@@ -63,10 +62,8 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from hpcgym.cli import command, load_trace
 from hpcgym.env._kernels import histograms as _histograms
 from hpcgym.errors import InvalidConfigError
-from hpcgym.report import format_table, json_ready, to_json, write_csv
 from hpcgym.workload import Workload, read_swf
 
 METHODS = ("apq", "ibl", "qbets")
@@ -484,34 +481,48 @@ def _sweep(
             ep += 1
             if rpos[i] >= 0:
                 nr = _remove(rlist, rpos, nr, i)
-        f = summary[j]
-        f[0] = size[j]
-        f[1] = estimate[j]
-        u = user[j]
-        for k in range(nq):
-            i = qlist[k]
-            f[2] += size[i]
-            f[3] += estimate[i]
-            f[4] += t - submit[i]
-            if user[i] == u:
-                f[8] += size[i] * estimate[i] / 3600.0
-                f[9] += size[i]
-                f[10] += estimate[i]
-                f[11] += 1.0
-        for k in range(nr):
-            i = rlist[k]
-            f[5] += size[i]
-            f[6] += estimate[i]
-            f[7] += t - start[i]
-            if user[i] == u:
-                f[12] += size[i] * estimate[i] / 3600.0
-                f[13] += size[i]
-                f[14] += estimate[i]
-                f[15] += 1.0
+        _state_features(summary[j], j, t, qlist[:nq], rlist[:nr], size, estimate, submit, start, user)
         _histograms(hist[j], qlist[:nq], rlist[:nr], t, size_bin, estimate, submit, start, inv_log_t)
         qlist[nq] = j
         qpos[j] = nq
         nq += 1
+
+
+@njit(cache=True)
+def _state_features(
+    f: np.ndarray,
+    j: int,
+    t: float,
+    queue: np.ndarray,
+    running: np.ndarray,
+    size: np.ndarray,
+    estimate: np.ndarray,
+    submit: np.ndarray,
+    start: np.ndarray,
+    user: np.ndarray,
+) -> None:
+    """Add job ``j``'s Table II features at time ``t`` to ``f`` (zeros), given the queued and running jobs."""
+    f[0] = size[j]
+    f[1] = estimate[j]
+    u = user[j]
+    for i in queue:
+        f[2] += size[i]
+        f[3] += estimate[i]
+        f[4] += t - submit[i]
+        if user[i] == u:
+            f[8] += size[i] * estimate[i] / 3600.0
+            f[9] += size[i]
+            f[10] += estimate[i]
+            f[11] += 1.0
+    for i in running:
+        f[5] += size[i]
+        f[6] += estimate[i]
+        f[7] += t - start[i]
+        if user[i] == u:
+            f[12] += size[i] * estimate[i] / 3600.0
+            f[13] += size[i]
+            f[14] += estimate[i]
+            f[15] += 1.0
 
 
 # ---------------------------------------------------------------- building blocks
@@ -781,19 +792,53 @@ def _run_apq(ctx: _Context, targets: np.ndarray, cfgs: Sequence[APQConfig], prog
                 continue
             waits = waits_all[h]
             if n % base.weight_refresh == 0 or len(w_sum) == 0:
-                w_sum = spearman_weights(summary[h], waits)
-                norms = np.sqrt((hist[h] ** 2).sum(axis=2))
-                w_dist = np.concatenate([w_sum[:2], spearman_weights(norms, waits)])
-            nd = normalized_differences(summary[h], summary[j])
-            d_summary = _weighted(nd, w_sum)
-            if base.state == "summaries":
-                d = d_summary
-            else:
-                parts = np.column_stack([nd[:, :2], chi2_distances(hist, h, int(j))])
-                d = _weighted(parts, w_dist)
+                w_sum, w_dist = apq_weights(summary[h], hist[h], waits)
+            d, d_summary = apq_distances(base.state, summary, hist, h, int(j), w_sum, w_dist)
             for c, cfg in enumerate(cfgs):
                 pred[c, n], case[c, n] = apq_chain(cfg, d, d_summary, waits, summary[h], summary[j])
     return pred, case
+
+
+def apq_weights(
+    summary_h: np.ndarray, hist_h: np.ndarray, waits: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """APQ's |Spearman rho| weights from the history: of the 16 features, and of the distribution distance.
+
+    The distribution distance weighs the two job features and the six histograms (each
+    by the rho of its norm with the wait).
+    """
+    w_sum = spearman_weights(summary_h, waits)
+    norms = np.sqrt((hist_h**2).sum(axis=2))
+    return w_sum, np.concatenate([w_sum[:2], spearman_weights(norms, waits)])
+
+
+def apq_distances(
+    state: str,
+    summary: np.ndarray,
+    hist: np.ndarray,
+    h: np.ndarray,
+    j: int,
+    w_sum: np.ndarray,
+    w_dist: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(d, d_summary)``: distances of the history jobs ``h`` to job ``j`` (rows of ``summary``, ``hist``).
+
+    ``d`` by ``state``'s metric (eq. 2 for ``"distributions"``, eq. 3-4 for
+    ``"summaries"``), ``d_summary`` the feature-summary distance; ``w_sum`` and ``w_dist``
+    from :func:`apq_weights`.
+    """
+    nd = normalized_differences(summary[h], summary[j])
+    d_summary = _weighted(nd, w_sum)
+    if state == "summaries":
+        return d_summary, d_summary
+    parts = np.column_stack([nd[:, :2], chi2_distances(hist, h, j)])
+    return _weighted(parts, w_dist), d_summary
+
+
+def ibl_distances(f_hist: np.ndarray, f_target: np.ndarray) -> np.ndarray:
+    """IBL's heterogeneous Euclidean-overlap distances of the history jobs to the target (equal weights)."""
+    nd = normalized_differences(f_hist, f_target)
+    return np.sqrt((nd * nd).mean(axis=1))
 
 
 def _weighted(parts: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -812,8 +857,7 @@ def _run_ibl(ctx: _Context, targets: np.ndarray, cfgs: Sequence[IBLConfig], prog
             bar.update(1)
             if len(h) == 0:
                 continue
-            nd = normalized_differences(summary[h], summary[j])
-            d = np.sqrt((nd * nd).mean(axis=1))
+            d = ibl_distances(summary[h], summary[j])
             order = np.argsort(d, kind="stable")
             for c, cfg in enumerate(cfgs):
                 near = order[: cfg.neighbors]
@@ -1116,148 +1160,293 @@ def compare_aae(a: WaitPrediction, b: WaitPrediction, block: int = 1000, seed: i
     }
 
 
-# ---------------------------------------------------------------- CLI
-
-TABLE = [
-    ("trace", "trace", ""),
-    ("method", "method", ""),
-    ("jobs", "jobs", ",d"),
-    ("aae_hours", "AAE [h]", ".2f"),
-    ("paper_aae_hours", "003 Table V [h]", ".2f"),
-    ("scaled_aae", "scaled AAE", ".2f"),
-    ("mean_wait_hours", "mean wait [h]", ".2f"),
-]
-CSV = (
-    "trace",
-    "method",
-    "jobs",
-    "first_job",
-    "last_job",
-    "aae_hours",
-    "paper_aae_hours",
-    "scaled_aae",
-    "mean_wait_hours",
-)
+# ---------------------------------------------------------------- online, inside a simulation
 
 
-def _parse_params(items: Sequence[str] | None) -> dict[str, dict[str, Any]]:
-    from hpcgym.registry import parse_value
+def parse_wait_predictor(spec: str) -> tuple[str, Any]:
+    """``(method, config)`` of ``METHOD[:key=value,...]`` (e.g. ``"ibl:neighbors=5"``).
 
-    out: dict[str, dict[str, Any]] = {}
-    for item in items or ():
-        method, colon, rest = item.partition(":")
-        key, eq, value = rest.partition("=")
-        if not colon or not eq or not key.strip():
-            raise InvalidConfigError(f"--param {item!r}: expected METHOD:key=value (e.g. apq:history=4000)")
-        if method not in METHODS:
-            raise InvalidConfigError(f"--param {item!r}: method must be one of {', '.join(METHODS)}")
-        out.setdefault(method, {})[key.strip()] = parse_value(value.strip())
-    return out
+    Raises:
+        InvalidConfigError: not text, an unknown method or parameter, or a bad value;
+            the message names it.
 
+    >>> parse_wait_predictor("qbets:history=500")[1].history
+    500
+    """
+    from hpcgym.predictors import _parse_parameters
 
-def _configure(p: argparse.ArgumentParser) -> None:
-    from hpcgym.cli import add_trace_arguments
-
-    add_trace_arguments(p)
-    p.add_argument("--method", default="apq,ibl,qbets", help="comma-separated: apq, ibl, qbets")
-    p.add_argument(
-        "--param",
-        action="append",
-        metavar="METHOD:KEY=VALUE",
-        help="set a parameter instead of tuning it (e.g. apq:history=4000); repeatable",
-    )
-    p.add_argument("--no-tune", action="store_true", help="use the defaults, no tuning on the validation set")
-    p.add_argument("--history-first", type=int, default=10_000, help="first job of the history (10,000)")
-    p.add_argument("--validation-first", type=int, default=16_000, help="first validation job (16,000)")
-    p.add_argument("--validation-jobs", type=int, default=4_000, help="validation jobs (4,000)")
-    p.add_argument("--test-first", type=int, default=20_001, help="first test job (20,001)")
-    p.add_argument("--test-last", type=int, default=60_000, help="last test job (60,000)")
-    p.add_argument("--json", type=Path, default=None, help="write the rows (with configs and tuning) here")
-    p.add_argument("--csv", type=Path, default=None, help="write the table here")
-    p.add_argument("--predictions", type=Path, default=None, help="write every job's predictions as CSV here")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
-
-
-@command("waitpred", "queue-wait prediction on the log's system state: APQ, IBL, QBETS (003 Table V)")(
-    _configure
-)
-def _waitpred(args: argparse.Namespace) -> int:
-    methods = [m.strip().lower() for m in args.method.split(",") if m.strip()]
-    for m in methods:
-        if m not in METHODS:
-            raise InvalidConfigError(f"--method: {m!r} is not one of {', '.join(METHODS)}")
-    params = _parse_params(args.param)
-    for m in params:
-        _config(m, None, params[m])  # fail before any work
-    protocol = Protocol(
-        args.history_first, args.validation_first, args.validation_jobs, args.test_first, args.test_last
-    )
-    w = load_trace(args)
-    if w.report is not None:
-        print(w.report, file=sys.stderr)
-    state = LogState.from_workload(w)
-    protocol.ranges(len(state), state.name)
-    results = [
-        predict_waits(
-            state,
-            m,
-            params=params.get(m),
-            protocol=protocol,
-            tune_on_validation=not args.no_tune,
-            progress=not args.no_progress,
+    if not isinstance(spec, str):
+        raise InvalidConfigError(
+            f"wait_predictor must be text such as 'ibl' or 'qbets:history=500', got {spec!r}"
         )
-        for m in methods
-    ]
-    rows = [r.summary() for r in results]
-    notes = []
-    if state.dropped_no_wait:
-        n = state.dropped_no_wait
-        notes.append(f"{n} job{'s' if n != 1 else ''} without a logged wait (field 3 < 0) dropped")
-    print(format_table(rows, TABLE, notes))
-    comparisons = _comparisons(results)
-    for c in comparisons:
-        print(
-            f"{c['a']} - {c['b']}: AAE {c['aae_difference_hours']:+.2f} h, 95 % CI "
-            f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}] over {c['blocks']} blocks of consecutive test jobs"
+    method, _, params = spec.partition(":")
+    method = method.strip().lower()
+    if method not in METHODS:
+        raise InvalidConfigError(f"wait_predictor {spec!r}: the method must be one of {', '.join(METHODS)}")
+    known = tuple(f.name for f in dataclasses.fields(CONFIGS[method]))
+    try:
+        kwargs = _parse_parameters(spec, params, method, known)
+        return method, _config(method, None, kwargs)
+    except InvalidConfigError as err:
+        raise InvalidConfigError(f"wait_predictor {spec!r}: {err}") from err
+
+
+class OnlineWaitPredictor:
+    """APQ, IBL or QBETS run online on a simulation's own state and history.
+
+    The environment's ``predicted_wait`` observation drives it: at each decision point
+    :meth:`update` is given the engine's read-only columns. A job is predicted once,
+    at the first update at which it waits (its submission instant whenever the engine
+    stops there), from the system state then (the 16 Table II features, and the Table I
+    histograms for APQ's distribution distance) and the history of the jobs that have
+    started since being predicted, the last ``config.history`` of them in start order
+    (ties by job index). A history job's wait counts from its own prediction instant,
+    so what is learnt and what is predicted are the same quantity. Nothing is read of
+    a job that has not been submitted, and no run time at all. An empty history
+    predicts 0.
+
+    The bookkeeping, the features and IBL run in one compiled kernel per update (IBL's
+    distances and its k-nearest Gaussian-weighted average computed in a loop, equal to
+    :func:`ibl_distances` and :func:`nearest_average` up to rounding, which a test
+    checks); QBETS and APQ predict with this module's functions.
+
+    Args:
+        method: ``"apq"``, ``"ibl"`` or ``"qbets"``.
+        config: the method's config (defaults when None).
+        procs: machine size in processors (APQ's size histogram bins).
+
+    Attributes:
+        seen: per job, the instant it was predicted (-1 before).
+        predicted: per job, its predicted wait in seconds (0 before).
+        case: per job, APQ's model (:data:`CASES`; ``no_history`` when predicted 0
+            for want of history), 0 for the other methods.
+    """
+
+    def __init__(self, method: str = "ibl", config: Any = None, *, procs: int = 1) -> None:
+        self.method = method
+        self.config = _config(method, config, None)
+        self.procs = int(procs)
+        self.reset(0)
+
+    @classmethod
+    def from_spec(cls, spec: str, *, procs: int = 1) -> OnlineWaitPredictor:
+        """A predictor from ``METHOD[:key=value,...]`` (:func:`parse_wait_predictor`)."""
+        method, cfg = parse_wait_predictor(spec)
+        return cls(method, cfg, procs=procs)
+
+    def reset(self, n_jobs: int, user: np.ndarray | None = None) -> None:
+        """Forget everything; the next simulation has ``n_jobs`` jobs of users ``user`` (dense ids)."""
+        n = int(n_jobs)
+        cfg = self.config
+        self.user = np.asarray(user, np.int64) if user is not None else np.zeros(n, np.int64)
+        self.seen = np.full(n, -1.0)
+        self.predicted = np.zeros(n)
+        self.case = np.full(n, EMPTY, np.int8)
+        self._wait = np.zeros(n)
+        self._order = np.zeros(n, np.int64)  # jobs in the history, in start order
+        self._tracked = np.zeros(n, np.int64)  # predicted, not started
+        self._fresh = np.zeros(n, np.int64)
+        self._counts = np.zeros(2, np.int64)  # history length, tracked jobs
+        self._summary = np.zeros((n if self.method != "qbets" else 0, len(FEATURES)))
+        self._distributions = self.method == "apq" and cfg.state == "distributions"
+        bins = cfg.bins if self.method == "apq" else 1
+        self._hist = np.zeros((n if self._distributions else 0, 6, bins))
+        self._inv_log_t = 1.0 / np.log1p(cfg.max_time_s) if self.method == "apq" else 0.0
+        self._size_bin = np.zeros(0, np.int64)
+        self._predictions = 0
+        self._weights: tuple[np.ndarray, np.ndarray] | None = None
+
+    def update(
+        self,
+        now: float,
+        queue: np.ndarray,
+        running: np.ndarray,
+        size: np.ndarray,
+        estimate: np.ndarray,
+        submit: np.ndarray,
+        start: np.ndarray,
+    ) -> np.ndarray:
+        """Take in the state at ``now``: jobs started since join the history, new waiting jobs are predicted.
+
+        Args:
+            now: the current time.
+            queue, running: indices of the waiting and the running jobs.
+            size, estimate, submit: per-job request size, user estimate and submit time.
+            start: per-job start time, NaN while waiting.
+
+        Returns:
+            The jobs predicted by this call.
+        """
+        ibl = self.method == "ibl"
+        fresh = _online_update(
+            float(now),
+            np.asarray(queue, np.int64),
+            np.asarray(running, np.int64),
+            size,
+            estimate,
+            submit,
+            start,
+            self.user,
+            self.seen,
+            self._wait,
+            self._order,
+            self._tracked,
+            self._fresh,
+            self._counts,
+            self._summary,
+            self.method != "qbets",
+            ibl,
+            self.config.history,
+            self.config.neighbors if ibl else 1,
+            self.predicted,
+            self.case,
         )
-    if args.json is not None:
-        full = [{**row, "tuning": r.tuning} for row, r in zip(rows, results, strict=True)]
-        args.json.write_text(
-            to_json(
-                {
-                    "trace": state.name,
-                    "protocol": dataclasses.asdict(protocol),
-                    "rows": full,
-                    "comparisons": comparisons,
-                }
+        jobs = self._fresh[:fresh].copy()
+        if not ibl:
+            if self._distributions and len(self._size_bin) != len(size):
+                scale = self.config.bins / np.log2(self.procs) if self.procs > 1 else 0.0
+                b = (np.log2(np.maximum(size, 1)) * scale).astype(np.int64)
+                self._size_bin = np.minimum(b, self.config.bins - 1)
+            for j in jobs:
+                self._predict(int(j), now, queue, running, estimate, submit, start)
+        return jobs
+
+    def history(self) -> np.ndarray:
+        """The jobs whose waits the next prediction reads, oldest start first."""
+        count = int(self._counts[0])
+        return self._order[max(0, count - self.config.history) : count]
+
+    def _predict(
+        self,
+        j: int,
+        now: float,
+        queue: np.ndarray,
+        running: np.ndarray,
+        estimate: np.ndarray,
+        submit: np.ndarray,
+        start: np.ndarray,
+    ) -> None:
+        cfg = self.config
+        if self._distributions:
+            before = queue[queue < j]  # 003's queue at j's submission: the jobs submitted before it
+            _histograms(
+                self._hist[j], before, running, now, self._size_bin, estimate, submit, start, self._inv_log_t
             )
+        h = self.history()
+        if len(h) == 0:
+            return
+        waits = self._wait[h]
+        if self.method == "qbets":
+            self.predicted[j], self.case[j] = qbets_bound(waits, cfg.quantile, cfg.confidence), 0
+            return
+        if self._weights is None or self._predictions % cfg.weight_refresh == 0:
+            hist_h = self._hist[h] if self._distributions else np.zeros((len(h), 6, 1))
+            self._weights = apq_weights(self._summary[h], hist_h, waits)
+        d, d_summary = apq_distances(cfg.state, self._summary, self._hist, h, j, *self._weights)
+        self.predicted[j], self.case[j] = apq_chain(
+            cfg, d, d_summary, waits, self._summary[h], self._summary[j]
         )
-    if args.csv is not None:
-        write_csv(args.csv, rows, CSV)
-    if args.predictions is not None:
-        _write_predictions(args.predictions, results)
-    return 0
+        self._predictions += 1
 
 
-def _comparisons(results: Sequence[WaitPrediction]) -> list[dict[str, Any]]:
-    """APQ against each other method run (none without APQ or without scipy, said on stderr)."""
-    from hpcgym._extras import is_available
+@njit(cache=True)
+def _online_update(
+    now: float,
+    queue: np.ndarray,
+    running: np.ndarray,
+    size: np.ndarray,
+    estimate: np.ndarray,
+    submit: np.ndarray,
+    start: np.ndarray,
+    user: np.ndarray,
+    seen: np.ndarray,
+    wait: np.ndarray,
+    order: np.ndarray,
+    tracked: np.ndarray,
+    fresh: np.ndarray,
+    counts: np.ndarray,
+    summary: np.ndarray,
+    features: bool,
+    ibl: bool,
+    history: int,
+    neighbors: int,
+    predicted: np.ndarray,
+    case: np.ndarray,
+) -> int:
+    """:meth:`OnlineWaitPredictor.update`'s bookkeeping; returns how many jobs it put in ``fresh``."""
+    # jobs started since the last update join the history in start order (ties by index)
+    count, nt = counts[0], counts[1]
+    first = count
+    keep = 0
+    for k in range(nt):
+        i = tracked[k]
+        if np.isnan(start[i]):
+            tracked[keep] = i
+            keep += 1
+            continue
+        wait[i] = start[i] - seen[i]
+        p = count
+        while p > first and (
+            start[order[p - 1]] > start[i] or (start[order[p - 1]] == start[i] and order[p - 1] > i)
+        ):
+            order[p] = order[p - 1]
+            p -= 1
+        order[p] = i
+        count += 1
+    nt = keep
+    nf = 0
+    for i in queue:
+        if seen[i] < 0.0:
+            seen[i] = now
+            fresh[nf] = i
+            nf += 1
+            tracked[nt] = i
+            nt += 1
+    counts[0], counts[1] = count, nt
+    if not features:
+        return nf
+    before = np.empty(len(queue), np.int64)
+    for f in range(nf):
+        j = fresh[f]
+        nb = 0
+        for i in queue:
+            if i < j:
+                before[nb] = i
+                nb += 1
+        _state_features(summary[j], j, now, before[:nb], running, size, estimate, submit, start, user)
+        if ibl and count > 0:
+            h = order[max(0, count - history) : count]
+            predicted[j] = _ibl_predict(summary, h, j, wait, neighbors)
+            case[j] = 0
+    return nf
 
-    apq = [r for r in results if r.method == "apq"]
-    others = [r for r in results if r.method != "apq"]
-    if not apq or not others:
-        return []
-    if not is_available("scipy"):
-        print("hpcgym: no confidence intervals: pip install 'hpcgym[stats]'", file=sys.stderr)
-        return []
-    return [compare_aae(apq[0], o) for o in others]
 
-
-def _write_predictions(path: Path, results: Sequence[WaitPrediction]) -> None:
-    lines = []
-    for r in results:
-        for j, p, a, c in zip(r.jobs, r.predicted, r.actual, r.case, strict=True):
-            lines.append(
-                {"method": r.method, "job": int(j) + 1, "predicted_s": p, "actual_s": a, "case": int(c)}
-            )
-    write_csv(path, json_ready(lines), ("method", "job", "predicted_s", "actual_s", "case"))
+@njit(cache=True)
+def _ibl_predict(summary: np.ndarray, h: np.ndarray, j: int, wait: np.ndarray, neighbors: int) -> float:
+    """IBL for job ``j`` from history ``h``: :func:`ibl_distances` and :func:`nearest_average` in one loop."""
+    m, nf = len(h), summary.shape[1]
+    target = summary[j]
+    lo = target.copy()
+    hi = target.copy()
+    for r in range(m):
+        row = summary[h[r]]
+        for c in range(nf):
+            lo[c] = min(lo[c], row[c])
+            hi[c] = max(hi[c], row[c])
+    d = np.empty(m)
+    for r in range(m):
+        row = summary[h[r]]
+        acc = 1.0 if row[0] != target[0] else 0.0
+        for c in range(1, nf):
+            span = hi[c] - lo[c]
+            x = abs(row[c] - target[c]) / (span if span > 0 else 1.0)
+            acc += x * x
+        d[r] = np.sqrt(acc / nf)
+    near = np.argsort(d, kind="mergesort")[: min(neighbors, m)]
+    num = 0.0
+    den = 0.0
+    for r in near:
+        w = np.exp(-(d[r] * d[r]))
+        num += w * wait[h[r]]
+        den += w
+    return num / den

@@ -299,16 +299,20 @@ def test_every_figure_has_the_command_that_made_it() -> None:
             for i in range(len(argv) - 1)
             if argv[i] == "--plot"
         }
-        # `hpcgym study ... -o DIR`, `hpcgym evaluate ... --out DIR` and `hpcgym sweep --preset
-        # tsafrir-params -o DIR` write their figures into DIR (shown as .../DIR/NAME.png)
+        # `hpcgym study ... -o DIR`, `hpcgym evaluate ... --out DIR`, `hpcgym sweep --preset
+        # tsafrir-params -o DIR` and `hpcgym reproduce hariharan -o DIR` write their figures into
+        # DIR (shown as .../DIR/NAME.png)
         from hpcgym.evaluate import FIGURES as FIGURES_EVALUATE
         from hpcgym.galleguillos2019 import FIGURES as FIGURES_2019
         from hpcgym.paramstudy import FIGURES as FIGURES_PARAMS
+        from hpcgym.reproduce_hariharan import FIGURES as FIGURES_003
         from hpcgym.study import FIGURES
 
         def figures_of(argv: list[str]) -> tuple[str, ...]:
             if "study" in argv:
                 return (*FIGURES, *FIGURES_2019)
+            if "reproduce" in argv and "hariharan" in argv:
+                return FIGURES_003
             if "evaluate" in argv:
                 return FIGURES_EVALUATE
             return FIGURES_PARAMS if "sweep" in argv and "tsafrir-params" in argv else ()
@@ -366,7 +370,7 @@ def test_reproduce_help_states_the_machine_sizes_the_code_applies(tmp_path, writ
     for key, (cpus, _) in KNOWN_MACHINES.items():
         assert f"{key} {cpus}" in help_text
     assert "else the header's MaxProcs" in help_text
-    assert "(required;" in help_text
+    assert "(tsafrir2007: one, required;" in help_text
     # what the help says: a file named like CTC-SP2 runs on the paper's 512 CPUs, another on its header's
     for name, procs in (("CTC-SP2-tiny.swf", 512), ("elsewhere-tiny.swf", 338)):
         trace = write_swf_text(tmp_path / name, _tiny_trace(338))

@@ -276,3 +276,19 @@ def accrued_sum(
         else:
             total += c * (wait / 3600.0)
     return total
+
+
+@njit(cache=True)
+def predicted_wait(
+    out: np.ndarray,
+    queue: np.ndarray,
+    predicted: np.ndarray,
+    seen: np.ndarray,
+    now: float,
+    inv_log_t: float,
+) -> None:
+    """Rows of the ``predicted_wait`` part: each shown job's prediction and what is left of it."""
+    for r in range(min(out.shape[0], len(queue))):
+        j = queue[r]
+        out[r, 0] = _tnorm(predicted[j], inv_log_t)
+        out[r, 1] = _tnorm(predicted[j] - (now - seen[j]), inv_log_t)

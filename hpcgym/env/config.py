@@ -229,6 +229,10 @@ class ObservationConfig:
         oracle: allow real run times in observations: a ``runtime`` job feature is
             added, and predictors that show real run times may be used. Without it the
             real run time of a job never appears in an observation.
+        wait_predictor: the queue-wait predictor of the ``predicted_wait`` part (off
+            unless ``observations`` names it): ``"ibl"`` (the default), ``"qbets"`` or
+            ``"apq"`` of Hariharan et al. (003), with parameters as
+            ``"ibl:neighbors=5,history=1000"`` (:mod:`hpcgym.waitpred`'s configs).
     """
 
     window_size: int | None = 64
@@ -237,6 +241,7 @@ class ObservationConfig:
     histogram_duration: str = "prediction"
     max_time_s: float = 7 * 86400.0
     oracle: bool = False
+    wait_predictor: str = "ibl"
 
     def __post_init__(self) -> None:
         _integer(self, "window_size", 1, none=True)
@@ -253,6 +258,9 @@ class ObservationConfig:
         _choice(self.histogram_duration, "histogram_duration", HISTOGRAM_DURATIONS)
         _number(self, "max_time_s", "a number of seconds > 1", lambda v: v > 1)
         _flag(self, "oracle")
+        from hpcgym.waitpred import parse_wait_predictor  # the env's only use of it
+
+        parse_wait_predictor(self.wait_predictor)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import gymnasium as gym
@@ -101,6 +103,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     | ``system``     | (10,)     | free resources and summaries (``SYSTEM_FEATURES``)     |
     | ``resources``  | (R,)      | free amount of each resource type / its capacity       |
     | ``requests``   | (K, 1 + R)| each shown job's chunks and per-chunk request per type |
+    | ``predicted_wait`` | (K, 2) | predicted queue wait of each shown job (off by default) |
 
     ``jobs`` columns: present, wait so far, requested processors / machine, estimate,
     prediction, fits now, the user's share of the waiting jobs and of the waiting
@@ -123,6 +126,12 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     type's per-chunk amount over the largest node's capacity of it (see
     :class:`~hpcgym.env.observations.JobRequests`). Keys are the builders' registered
     names however ``observations`` spells them (``"Jobs"`` gives the key ``jobs``).
+
+    ``predicted_wait`` (only when ``observations`` names it), per shown job (row 0:
+    the head job): the queue wait predicted when the job was first seen waiting, and
+    that prediction minus the time waited since, by Hariharan et al.'s IBL (default),
+    QBETS or APQ (``wait_predictor``) run online on the episode's own state and history
+    (see :class:`~hpcgym.env.observations.PredictedWait`).
 
     A job's real run time never appears unless ``oracle=True``. Wrap with
     :class:`~hpcgym.env.FlattenDispatchObservation` for a single ``Box`` (MLP policies).
@@ -157,7 +166,8 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ``window_jobs``, ``split``, ``split_fractions``, ``job_range``, ``warm_start``,
     ``warm_policy``, ``predictor``, ``predictor_of``, ``kill_at_estimate``),
     :class:`~hpcgym.env.config.ObservationConfig` (``window_size``, ``observations``,
-    ``histogram_bins``, ``histogram_duration``, ``max_time_s``, ``oracle``),
+    ``histogram_bins``, ``histogram_duration``, ``max_time_s``, ``oracle``,
+    ``wait_predictor``),
     :class:`~hpcgym.env.config.ActionConfig` (``mode``, ``backfill``, ``policies``,
     ``every_event``) and :class:`~hpcgym.env.config.RewardConfig` (``reward``,
     ``reward_scale``, ``invalid_penalty``, ``include_all``); or ``config=`` a whole
@@ -197,7 +207,9 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
       request vector). On a one-resource machine (every SWF trace) v1 behaves exactly
       as v0. Also new, in both versions: the ``machine`` argument and job tables as
       ``trace``; observation keys spelt as the builders' names (a bug fix: ``"Jobs"``
-      used to give the key ``Jobs``).
+      used to give the key ``Jobs``). Later, in both versions and off unless named in
+      ``observations``: the ``predicted_wait`` part and its ``wait_predictor`` argument (the
+      default observation is unchanged).
     * v0: initial version; observations ``jobs``, ``histograms``, ``system`` on every
       machine (:class:`DispatchEnvV0`, still registered). The ``rgb_array`` render
       mode was added later without a new version: as with Gymnasium's own
@@ -282,6 +294,12 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         See :func:`hpcgym.env.observations.default_observations`.
         """
         return default_observations(machine)
+
+    @property
+    def observation_builders(self) -> Mapping[str, ObservationBuilder]:
+        """The builder of each observation part, by key (read-only), e.g. to read the
+        ``predicted_wait`` part's predictor (``["predicted_wait"].predictor``)."""
+        return MappingProxyType(self._builders)
 
     @property
     def observation_features(self) -> dict[str, tuple[str, ...]]:

@@ -1,0 +1,576 @@
+"""``hpcgym reproduce hariharan``: 003's prediction tables on the paper's traces.
+
+Hariharan et al. (003) evaluate queue-wait prediction (Table V: AAE and scaled AAE of
+QBETS, IBL and APQ), execution-time rangeSets (Table VI: success rate SR and coverage
+C against the baseline range) and their point predictions (Table VII: AAE) on seven
+PWA logs. This recomputes the three tables on the traces given (``--trace``, repeatable)
+or, by default, on the four of them that are public and cleaned in the Parallel
+Workloads Archive, looked up in ``--traces-dir`` (SDSC-SP2, HPC2N, CEA-Curie,
+SDSC-Par; an absent one is skipped with a note), and writes each table's layout with
+the paper's figures beside the measured ones as JSON, CSV and a PNG.
+
+Nothing is re-implemented here: Table V is :func:`hpcgym.waitpred.predict_waits`
+(003 section V's protocol, tuned on the validation set), Tables VI and VII are
+:func:`hpcgym.rangesets.evaluate_runtime_predictor` (``hpcgym predict-eval``'s run).
+Each table is one :class:`TableBuilder` of :data:`TABLES`; a later table (003's
+Tables VIII and IX, molding and delayed submission) is one more builder: a function
+from a :class:`TraceRun` to its rows and one drawing them.
+
+Open details chosen here:
+
+* Smith et al.'s and Li et al.'s predictors (Tables VI and VII) are not in hpcgym:
+  their columns hold the paper's figures only.
+* ``--quick`` runs a scaled-down protocol that fits the bundled slice of SDSC-SP2:
+  history from job 1,000, validation jobs 1,500-1,999, test jobs 2,001-3,000 (rangeSets:
+  the same test jobs), without tuning; ``--test-jobs N`` caps the test jobs of either
+  protocol. Both are for trying the command, not for comparing with the paper.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import math
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hpcgym.errors import InvalidConfigError
+from hpcgym.rangesets import PAPER_TABLES, RuntimeEvaluation, evaluate_runtime_predictor
+from hpcgym.report import Column, format_table, to_json, write_csv
+from hpcgym.waitpred import TABLE_V, LogState, Protocol, WaitPrediction, predict_waits
+from hpcgym.waitpred_cli import _comparisons
+from hpcgym.workload import Workload
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+PAPER_TRACES = ("SDSC-SP2", "HPC2N", "CEA-Curie", "SDSC-Par")
+"""The paper's traces whose cleaned logs the Parallel Workloads Archive has, in this order."""
+
+TABLE_V_SCALED = {
+    "ANL-Intrepid": {"qbets": 35.15, "ibl": 0.93, "apq": 0.55},
+    "CEA-Curie": {"qbets": 2444.03, "ibl": 18.21, "apq": 20.35},
+    "DAS2": {"qbets": 32.03, "ibl": 3.13, "apq": 1.07},
+    "HPC2N": {"qbets": 3020.44, "ibl": 40.82, "apq": 23.29},
+    "SDSC-BLUE": {"qbets": 319.93, "ibl": 3.56, "apq": 3.56},
+    "SDSC-Par": {"qbets": 1078.39, "ibl": 6.63, "apq": 2.87},
+    "SDSC-SP2": {"qbets": 391.61, "ibl": 51.48, "apq": 11.81},
+}
+"""003 Table V: scaled AAE of QBETS, IBL and APQ (the AAE in hours is :data:`hpcgym.waitpred.TABLE_V`)."""
+
+OTHER_RUNTIME_PREDICTORS = {
+    # Table VI: (SR %, C %) of Smith et al. and Li et al.; Table VII: their AAE in minutes
+    "SDSC-SP2": {
+        "smith_SR": 69,
+        "smith_C": 339,
+        "li_SR": 76,
+        "li_C": 213,
+        "smith_AAE_min": 56,
+        "li_AAE_min": 69,
+    },
+    "HPC2N": {
+        "smith_SR": 63,
+        "smith_C": 166,
+        "li_SR": 72,
+        "li_C": 140,
+        "smith_AAE_min": 46,
+        "li_AAE_min": 67,
+    },
+    "CEA-Curie": {
+        "smith_SR": 58,
+        "smith_C": 218,
+        "li_SR": 62,
+        "li_C": 206,
+        "smith_AAE_min": 66,
+        "li_AAE_min": 76,
+    },
+    "SDSC-Par": {
+        "smith_SR": 70,
+        "smith_C": 145,
+        "li_SR": 75,
+        "li_C": 113,
+        "smith_AAE_min": 41,
+        "li_AAE_min": 58,
+    },
+}
+"""003 Tables VI and VII: the figures of the two predictors hpcgym does not have, by trace."""
+
+QUICK_PROTOCOL = Protocol(1_000, 1_500, 500, 2_001, 3_000, min_test_jobs=1)
+"""``--quick``: a protocol the bundled slice of SDSC-SP2 (8,943 jobs) holds."""
+
+
+def paper_trace(name: str, keys: Sequence[str] = tuple(TABLE_V)) -> str | None:
+    """The paper's name of a trace whose file name starts like it (case-insensitive), or None.
+
+    >>> paper_trace("SDSC-Par-1996-3.1-cln"), paper_trace("CTC-SP2-1996-3.1-cln")
+    ('SDSC-Par', None)
+    """
+    low = name.lower()
+    return next((k for k in keys if low.startswith(k.lower())), None)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What one reproduction runs.
+
+    Attributes:
+        protocol: the job ranges of the queue-wait predictions (003 section V).
+        tune: tune each wait predictor on the validation set first.
+        runtime_first: first (0-based) test job of the rangeSet evaluation.
+        runtime_jobs: rangeSet test jobs (fewer when the trace ends first).
+        history: terminated jobs the baseline range reads (003: 15,000).
+        progress: show progress bars on stderr.
+    """
+
+    protocol: Protocol = dataclasses.field(default_factory=Protocol)
+    tune: bool = True
+    runtime_first: int = 20_000
+    runtime_jobs: int = 40_000
+    history: int = 15_000
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        if self.runtime_first < 0 or self.runtime_jobs < 1 or self.history < 0:
+            raise InvalidConfigError(
+                f"rangeSet test jobs from {self.runtime_first} ({self.runtime_jobs} jobs, history "
+                f"{self.history}): need first >= 0, jobs >= 1, history >= 0"
+            )
+
+    @classmethod
+    def make(
+        cls, *, quick: bool = False, test_jobs: int | None = None, tune: bool = True, **kw: Any
+    ) -> Settings:
+        """The paper's settings, or ``quick``'s; ``test_jobs`` caps the test jobs of both evaluations.
+
+        Raises:
+            InvalidConfigError: ``test_jobs`` < 1.
+        """
+        protocol = QUICK_PROTOCOL if quick else Protocol()
+        first, jobs = (2_000, 1_000) if quick else (20_000, 40_000)
+        if test_jobs is not None:
+            if test_jobs < 1:
+                raise InvalidConfigError(f"--test-jobs must be at least 1, got {test_jobs}")
+            protocol = dataclasses.replace(
+                protocol,
+                test_last=min(protocol.test_last, protocol.test_first + test_jobs - 1),
+                min_test_jobs=min(protocol.min_test_jobs, test_jobs),
+            )
+            jobs = min(jobs, test_jobs)
+        return cls(protocol, tune and not quick, first, jobs, **kw)
+
+
+class TraceRun:
+    """One trace's predictions, computed when a table first asks for them and kept for the others."""
+
+    def __init__(self, workload: Workload, settings: Settings) -> None:
+        self.workload = workload
+        self.settings = settings
+        self.name = workload.name
+        self.paper = paper_trace(workload.name)
+
+    @functools.cached_property
+    def log(self) -> LogState:
+        return LogState.from_workload(self.workload)
+
+    @functools.cached_property
+    def waits(self) -> list[WaitPrediction]:
+        """QBETS, IBL and APQ on the protocol's test jobs (Table V's order)."""
+        s = self.settings
+        return [
+            predict_waits(self.log, m, protocol=s.protocol, tune_on_validation=s.tune, progress=s.progress)
+            for m in ("qbets", "ibl", "apq")
+        ]
+
+    @functools.cached_property
+    def runtimes(self) -> RuntimeEvaluation:
+        """The rangeSet predictor's ranges and points for the test jobs, fed the logged schedule."""
+        s = self.settings
+        return evaluate_runtime_predictor(
+            self.workload, "rangeset", s.runtime_first, s.runtime_jobs, history=s.history, progress=s.progress
+        )
+
+
+@dataclass(frozen=True)
+class TableBuilder:
+    """One of 003's tables: its rows for one trace, its layout and its figure.
+
+    Attributes:
+        key: the table's number (``"V"``); files are ``table<key>.json/.csv/.png``.
+        title: what it shows.
+        columns: ``(key, header, format)`` of the text table; the CSV has the same keys.
+        rows: a trace's rows, measured figures beside the paper's (``paper_*`` keys).
+        figure: the rows of every trace drawn as one figure.
+    """
+
+    key: str
+    title: str
+    columns: tuple[Column, ...]
+    rows: Callable[[TraceRun], list[dict[str, Any]]]
+    figure: Callable[[list[dict[str, Any]]], Figure]
+
+
+def _table_v_rows(run: TraceRun) -> list[dict[str, Any]]:
+    rows = []
+    for pred in run.waits:
+        row = pred.summary()
+        paper = run.paper
+        row["paper_trace"] = paper
+        row["paper_scaled_aae"] = TABLE_V_SCALED[paper][pred.method] if paper else None
+        ours, theirs = row["aae_hours"], row["paper_aae_hours"]
+        row["aae_vs_paper_pct"] = 100.0 * (ours / theirs - 1.0) if theirs else None
+        row.pop("config", None)
+        row["config"] = dataclasses.asdict(pred.config)
+        rows.append(row)
+    return rows
+
+
+def _runtime_row(run: TraceRun) -> dict[str, Any]:
+    row = run.runtimes.metrics()
+    key = paper_trace(run.name, tuple(PAPER_TABLES))
+    row["paper_trace"] = key
+    for name, value in (PAPER_TABLES.get(key or "") or {}).items():
+        row[f"paper_{name}"] = value
+    for name, value in (OTHER_RUNTIME_PREDICTORS.get(key or "") or {}).items():
+        row[f"paper_{name}"] = value
+    return row
+
+
+def _table_vi_rows(run: TraceRun) -> list[dict[str, Any]]:
+    keep = ("AAE_min", "paper_AAE_min", "paper_smith_AAE_min", "paper_li_AAE_min")
+    return [{k: v for k, v in _runtime_row(run).items() if k not in keep}]
+
+
+def _table_vii_rows(run: TraceRun) -> list[dict[str, Any]]:
+    row = _runtime_row(run)
+    keep = (
+        "trace",
+        "paper_trace",
+        "predictor",
+        "test_jobs",
+        "jobs_evaluated",
+        "jobs_without_history",
+        *(
+            "AAE_min",
+            "paper_AAE_min",
+            "paper_smith_AAE_min",
+            "paper_li_AAE_min",
+        ),
+    )
+    return [{k: row.get(k) for k in keep}]
+
+
+def _bars(ax: Axes, groups: list[str], series: list[tuple[str, list[float | None], dict[str, Any]]]) -> None:
+    """Grouped vertical bars: one group per label, one bar per series (None: no bar)."""
+    x = np.arange(len(groups))
+    width = 0.8 / max(len(series), 1)
+    for i, (label, values, style) in enumerate(series):
+        ys = [math.nan if v is None else float(v) for v in values]
+        bars = ax.bar(x + (i - (len(series) - 1) / 2) * width, ys, width, label=label, **style)
+        ax.bar_label(bars, fmt="%.3g", fontsize=7, padding=1, rotation=90)
+    ax.set_xticks(x, groups, fontsize=9)
+    ax.grid(axis="y", alpha=0.3, which="both")
+    ax.set_axisbelow(True)
+    ax.margins(y=0.25)
+
+
+def _figure(title: str, panels: int, width: float = 11.0) -> tuple[Figure, list[Axes]]:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, 4.2), dpi=100, layout="constrained")
+    axes = fig.subplots(1, panels, squeeze=False)[0]
+    fig.suptitle(title, fontsize=10)
+    return fig, list(axes)
+
+
+_OURS = {"color": "tab:blue"}
+_PAPER = {"color": "0.65"}
+_METHOD_COLORS = {"qbets": "tab:red", "ibl": "tab:orange", "apq": "tab:blue"}
+
+
+def _table_v_figure(rows: list[dict[str, Any]]) -> Figure:
+    traces = list(dict.fromkeys(r["trace"] for r in rows))
+    fig, (ax,) = _figure(
+        "003 Table V: queue-wait AAE [h], hpcgym (solid) beside the paper (hatched), log scale", 1
+    )
+    series = []
+    for m in ("qbets", "ibl", "apq"):
+        by = {r["trace"]: r for r in rows if r["method"] == m}
+        color = _METHOD_COLORS[m]
+        series.append(
+            (m.upper(), [by[t]["aae_hours"] if t in by else None for t in traces], {"color": color})
+        )
+        paper = [by[t]["paper_aae_hours"] if t in by else None for t in traces]
+        series.append((f"{m.upper()} (paper)", paper, {"color": "white", "edgecolor": color, "hatch": "//"}))
+    _bars(ax, [_short(t) for t in traces], series)
+    ax.set_yscale("log")  # QBETS's bound is several times the others' errors
+    ax.set_ylabel("AAE [hours]")
+    ax.legend(fontsize=8, ncols=3)
+    return fig
+
+
+def _table_vi_figure(rows: list[dict[str, Any]]) -> Figure:
+    traces = [_short(r["trace"]) for r in rows]
+    fig, (sr, cov) = _figure("003 Table VI: rangeSets of execution times, hpcgym beside the paper", 2)
+    _bars(
+        sr,
+        traces,
+        [
+            ("baseline", [r["baseline_SR"] for r in rows], {"color": "tab:green"}),
+            ("baseline (paper)", [r.get("paper_baseline_SR") for r in rows], {"color": "palegreen"}),
+            ("rangeSet", [r["SR"] for r in rows], _OURS),
+            ("rangeSet (paper)", [r.get("paper_SR") for r in rows], _PAPER),
+        ],
+    )
+    sr.set_ylabel("success rate SR [%]")
+    sr.set_ylim(0, 115)
+    sr.legend(fontsize=8, ncols=4, loc="upper center")
+    _bars(
+        cov,
+        traces,
+        [
+            ("mean of ratios", [r["C"] for r in rows], _OURS),
+            ("ratio of totals", [r["C_of_totals"] for r in rows], {"color": "tab:cyan"}),
+            ("median", [r["C_median"] for r in rows], {"color": "lightblue"}),
+            ("paper", [r.get("paper_C") for r in rows], _PAPER),
+        ],
+    )
+    cov.set_yscale("log")  # per-job ratios are heavy-tailed (narrow baseline ranges)
+    cov.set_ylabel("coverage C [% of the baseline range], log scale")
+    cov.legend(fontsize=8, ncols=2, loc="upper right")
+    return fig
+
+
+def _table_vii_figure(rows: list[dict[str, Any]]) -> Figure:
+    traces = [_short(r["trace"]) for r in rows]
+    fig, (ax,) = _figure("003 Table VII: point predictions of execution time, AAE [min]", 1, width=8.0)
+    _bars(
+        ax,
+        traces,
+        [
+            ("rangeSet point", [r["AAE_min"] for r in rows], _OURS),
+            ("rangeSet point (paper)", [r.get("paper_AAE_min") for r in rows], _PAPER),
+            ("Smith et al. (paper)", [r.get("paper_smith_AAE_min") for r in rows], {"color": "0.8"}),
+            ("Li et al. (paper)", [r.get("paper_li_AAE_min") for r in rows], {"color": "0.9"}),
+        ],
+    )
+    ax.set_ylabel("AAE [minutes]")
+    ax.legend(fontsize=8, ncols=2)
+    return fig
+
+
+def _short(trace: str) -> str:
+    return paper_trace(trace) or trace
+
+
+TABLES: tuple[TableBuilder, ...] = (
+    TableBuilder(
+        "V",
+        "Table V: queue-wait prediction, AAE [h] and scaled AAE of QBETS, IBL, APQ",
+        (
+            ("trace", "trace", ""),
+            ("method", "method", ""),
+            ("jobs", "test jobs", ",d"),
+            ("aae_hours", "AAE [h]", ".2f"),
+            ("paper_aae_hours", "paper", ".2f"),
+            ("aae_vs_paper_pct", "vs paper %", "+.0f"),
+            ("scaled_aae", "scaled AAE", ".2f"),
+            ("paper_scaled_aae", "paper", ".2f"),
+            ("mean_wait_hours", "mean wait [h]", ".2f"),
+        ),
+        _table_v_rows,
+        _table_v_figure,
+    ),
+    TableBuilder(
+        "VI",
+        "Table VI: execution-time rangeSets, SR and C [%] (Smith et al., Li et al.: the paper's only)",
+        (
+            ("trace", "trace", ""),
+            ("jobs_evaluated", "jobs", ",d"),
+            ("jobs_without_history", "no history", ",d"),
+            ("baseline_SR", "baseline SR", ".1f"),
+            ("paper_baseline_SR", "paper", ".0f"),
+            ("SR", "rangeSet SR", ".1f"),
+            ("paper_SR", "paper", ".0f"),
+            ("C", "C mean", ".1f"),
+            ("C_of_totals", "C totals", ".1f"),
+            ("C_median", "C median", ".1f"),
+            ("paper_C", "paper C", ".0f"),
+            ("paper_smith_SR", "Smith SR", ".0f"),
+            ("paper_smith_C", "Smith C", ".0f"),
+            ("paper_li_SR", "Li SR", ".0f"),
+            ("paper_li_C", "Li C", ".0f"),
+        ),
+        _table_vi_rows,
+        _table_vi_figure,
+    ),
+    TableBuilder(
+        "VII",
+        "Table VII: execution-time point predictions, AAE [min] (Smith et al., Li et al.: the paper's only)",
+        (
+            ("trace", "trace", ""),
+            ("jobs_evaluated", "jobs", ",d"),
+            ("AAE_min", "rangeSet AAE", ".1f"),
+            ("paper_AAE_min", "paper", ".0f"),
+            ("paper_smith_AAE_min", "Smith", ".0f"),
+            ("paper_li_AAE_min", "Li", ".0f"),
+        ),
+        _table_vii_rows,
+        _table_vii_figure,
+    ),
+)
+"""The tables ``hpcgym reproduce hariharan`` writes, in order; add one builder per new table."""
+
+FIGURES = tuple(f"table{t.key}" for t in TABLES)
+"""The PNG files (without ``.png``) written into ``-o DIR``."""
+
+
+def find_paper_traces(folder: Path) -> tuple[list[Path], list[str]]:
+    """The paper's traces found in ``folder`` (cleaned logs first) and a note for each absent one."""
+    found, notes = [], []
+    for name in PAPER_TRACES:
+        hits = sorted(folder.glob(f"{name}-*.swf*"), key=lambda p: ("cln" not in p.name, p.name))
+        if hits:
+            found.append(hits[0])
+        else:
+            notes.append(f"{name}: no {name}-*.swf[.gz] in {folder}; skipped")
+    return found, notes
+
+
+def run_hariharan(
+    workloads: Sequence[Workload],
+    settings: Settings,
+    *,
+    tables: Sequence[TableBuilder] = TABLES,
+    skipped: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Every table of ``tables`` on every workload; a JSON-ready dict.
+
+    Returns:
+        ``reproduction``, ``traces``, ``skipped`` (notes), ``settings``, ``tables`` (per
+        key: ``title`` and ``rows``, the measured and the paper's figures side by side),
+        ``comparisons`` (APQ's AAE minus IBL's and QBETS's per trace, paired over blocks
+        of 1,000 test jobs with 95 % intervals; empty without scipy).
+    """
+    from tqdm import tqdm
+
+    out: dict[str, Any] = {
+        "reproduction": "hariharan",
+        "traces": [w.name for w in workloads],
+        "skipped": list(skipped),
+        "settings": dataclasses.asdict(settings),
+        "tables": {t.key: {"title": t.title, "rows": []} for t in tables},
+        "comparisons": [],
+    }
+    steps = [(w, t) for w in workloads for t in tables]
+    runs: dict[int, TraceRun] = {}
+    with tqdm(steps, desc="hariharan", unit="table", file=sys.stderr, disable=not settings.progress) as bar:
+        for w, table in bar:
+            bar.set_postfix_str(f"{w.name}: Table {table.key}")
+            run = runs.setdefault(id(w), TraceRun(w, settings))
+            out["tables"][table.key]["rows"] += table.rows(run)
+    for run in runs.values():
+        if "waits" in run.__dict__:
+            out["comparisons"] += [{"trace": run.name, **c} for c in _comparisons(run.waits)]
+    return out
+
+
+def render_hariharan(result: dict[str, Any]) -> str:
+    """Each table as text, the paper's figures in the columns beside ours."""
+    builders = {t.key: t for t in TABLES}
+    lines = [f"Hariharan et al. (003) on {', '.join(result['traces'])}"]
+    lines += [f"note: {n}" for n in result["skipped"]]
+    for key, table in result["tables"].items():
+        lines += ["", table["title"], format_table(table["rows"], builders[key].columns)]
+    for c in result["comparisons"]:
+        if not (math.isfinite(c["ci_low"]) and math.isfinite(c["ci_high"])):
+            lines.append(f"{c['trace']}: {c['a']} - {c['b']}: too few test jobs for an interval")
+            continue
+        lines.append(
+            f"{c['trace']}: {c['a']} - {c['b']}: AAE {c['aae_difference_hours']:+.2f} h, 95 % CI "
+            f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}] over {c['blocks']} blocks of test jobs"
+        )
+    return "\n".join(lines)
+
+
+def write_hariharan(result: dict[str, Any], folder: str | Path) -> list[Path]:
+    """``hariharan.json``, and per table ``table<key>.csv`` and ``table<key>.png`` in ``folder``.
+
+    Raises:
+        MissingExtraError: matplotlib is missing (``pip install 'hpcgym[plot]'``).
+    """
+    from hpcgym._extras import require
+
+    require("plot", what="reproduce hariharan -o")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = [folder / "hariharan.json"]
+    written[0].write_text(to_json(result))
+    for t in TABLES:
+        rows = result["tables"].get(t.key, {}).get("rows")
+        if rows is None:
+            continue
+        csv = folder / f"table{t.key}.csv"
+        keys = list(dict.fromkeys(k for r in rows for k in r if not isinstance(r[k], (dict, list))))
+        write_csv(csv, rows, keys)
+        png = folder / f"table{t.key}.png"
+        t.figure(rows).savefig(png, dpi=100)
+        written += [csv, png]
+    return written
+
+
+def reproduce_command(args: argparse.Namespace) -> int:
+    """``hpcgym reproduce hariharan``: read the traces, run the tables, print and write them."""
+    from hpcgym.cli import load_trace
+
+    if args.predictability or args.plot is not None or args.extra is not None:
+        raise InvalidConfigError(
+            "reproduce hariharan: --predictability, --plot and --extra belong to tsafrir2007; "
+            "hariharan writes its figures with -o DIR"
+        )
+    settings = Settings.make(
+        quick=args.quick, test_jobs=args.test_jobs, tune=not args.no_tune, progress=not args.no_progress
+    )
+    paths = list(args.trace or [])
+    skipped: list[str] = []
+    if not paths:
+        paths, skipped = find_paper_traces(args.traces_dir)
+        for note in skipped:
+            print(f"hpcgym: {note}", file=sys.stderr)
+        if not paths:
+            raise InvalidConfigError(
+                f"reproduce hariharan: none of the paper's traces ({', '.join(PAPER_TRACES)}) is in "
+                f"{args.traces_dir}; give --trace FILE (repeatable) or --traces-dir DIR"
+            )
+    workloads = []
+    for path in paths:
+        w = load_trace(argparse.Namespace(**{**vars(args), "trace": path}))
+        if w.report is not None:
+            print(w.report, file=sys.stderr)
+        workloads.append(w)
+    result = run_hariharan(workloads, settings, skipped=skipped)
+    if args.out is not None:
+        for path in write_hariharan(result, args.out):
+            print(f"wrote {path}", file=sys.stderr)
+    print(to_json(result) if args.json else render_hariharan(result))
+    return 0
+
+
+__all__ = [
+    "FIGURES",
+    "PAPER_TRACES",
+    "TABLES",
+    "Settings",
+    "TableBuilder",
+    "TraceRun",
+    "find_paper_traces",
+    "render_hariharan",
+    "run_hariharan",
+    "write_hariharan",
+]
