@@ -591,6 +591,12 @@ def _configure(p: argparse.ArgumentParser) -> None:
         "--test-jobs", type=int, default=None, metavar="N", help="at most N test jobs per evaluation"
     )
     h.add_argument("--no-tune", action="store_true", help="wait predictors with their defaults, no tuning")
+    h.add_argument(
+        "--tables",
+        default=None,
+        metavar="V,VI,...",
+        help="only these of 003's tables (default: all, V-IX; VIII and IX run the molding manager)",
+    )
     h.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
@@ -607,7 +613,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         raise UnknownNameError(f"unknown paper {args.paper!r}; known: {', '.join(REPRODUCTIONS)}")
     if paper.command is not None:
         return paper.command(args)
-    hariharan_only = ("out", "quick", "test_jobs", "no_tune")
+    hariharan_only = ("out", "quick", "test_jobs", "no_tune", "tables")
     given = [f"--{a.replace('_', '-')}" for a in hariharan_only if getattr(args, a)]
     if given:
         raise InvalidConfigError(f"reproduce {paper.name}: {', '.join(given)} belong to hariharan")

@@ -11,10 +11,11 @@ the paper's figures beside the measured ones as JSON, CSV and a PNG.
 
 Nothing is re-implemented here: Table V is :func:`hpcgym.waitpred.predict_waits`
 (003 section V's protocol, tuned on the validation set), Tables VI and VII are
-:func:`hpcgym.rangesets.evaluate_runtime_predictor` (``hpcgym predict-eval``'s run).
-Each table is one :class:`TableBuilder` of :data:`TABLES`; a later table (003's
-Tables VIII and IX, molding and delayed submission) is one more builder: a function
-from a :class:`TraceRun` to its rows and one drawing them.
+:func:`hpcgym.rangesets.evaluate_runtime_predictor` (``hpcgym predict-eval``'s run),
+Tables VIII and IX (job molding, delayed submission) are
+:func:`hpcgym.molding.run_managed` (``hpcgym mold``'s run, EASY underneath).
+Each table is one :class:`TableBuilder` of :data:`TABLES`: a function from a
+:class:`TraceRun` to its rows and one drawing them; ``--tables`` picks some.
 
 Open details chosen here:
 
@@ -22,8 +23,10 @@ Open details chosen here:
   their columns hold the paper's figures only.
 * ``--quick`` runs a scaled-down protocol that fits the bundled slice of SDSC-SP2:
   history from job 1,000, validation jobs 1,500-1,999, test jobs 2,001-3,000 (rangeSets:
-  the same test jobs), without tuning; ``--test-jobs N`` caps the test jobs of either
-  protocol. Both are for trying the command, not for comparing with the paper.
+  the same test jobs), without tuning; molding and delayed submission manage 1,000
+  jobs after 2,000 of history, with IBL's wait predictions instead of APQ's (faster);
+  ``--test-jobs N`` caps the test jobs of every evaluation, the managed jobs
+  included. Both are for trying the command, not for comparing with the paper.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ from hpcgym.workload import Workload
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from hpcgym.molding import MoldingResult
 
 PAPER_TRACES = ("SDSC-SP2", "HPC2N", "CEA-Curie", "SDSC-Par")
 """The paper's traces whose cleaned logs the Parallel Workloads Archive has, in this order."""
@@ -126,6 +131,9 @@ class Settings:
         runtime_first: first (0-based) test job of the rangeSet evaluation.
         runtime_jobs: rangeSet test jobs (fewer when the trace ends first).
         history: terminated jobs the baseline range reads (003: 15,000).
+        mold_history: unmanaged jobs before the managed ones (Tables VIII, IX; 003: 10,000).
+        mold_jobs: managed jobs; None: 003's, 20,000 for molding and 6,000 for delay.
+        mold_wait_predictor: the molding manager's queue-wait predictor.
         progress: show progress bars on stderr.
     """
 
@@ -134,6 +142,9 @@ class Settings:
     runtime_first: int = 20_000
     runtime_jobs: int = 40_000
     history: int = 15_000
+    mold_history: int = 10_000
+    mold_jobs: int | None = None
+    mold_wait_predictor: str = "apq"
     progress: bool = False
 
     def __post_init__(self) -> None:
@@ -154,6 +165,8 @@ class Settings:
         """
         protocol = QUICK_PROTOCOL if quick else Protocol()
         first, jobs = (2_000, 1_000) if quick else (20_000, 40_000)
+        if quick:
+            kw = {"mold_history": 2_000, "mold_jobs": 1_000, "mold_wait_predictor": "ibl", **kw}
         if test_jobs is not None:
             if test_jobs < 1:
                 raise InvalidConfigError(f"--test-jobs must be at least 1, got {test_jobs}")
@@ -163,6 +176,7 @@ class Settings:
                 min_test_jobs=min(protocol.min_test_jobs, test_jobs),
             )
             jobs = min(jobs, test_jobs)
+            kw["mold_jobs"] = min(kw.get("mold_jobs") or test_jobs, test_jobs)
         return cls(protocol, tune and not quick, first, jobs, **kw)
 
 
@@ -174,6 +188,7 @@ class TraceRun:
         self.settings = settings
         self.name = workload.name
         self.paper = paper_trace(workload.name)
+        self._managed: dict[str, MoldingResult] = {}
 
     @functools.cached_property
     def log(self) -> LogState:
@@ -195,6 +210,18 @@ class TraceRun:
         return evaluate_runtime_predictor(
             self.workload, "rangeset", s.runtime_first, s.runtime_jobs, history=s.history, progress=s.progress
         )
+
+    def managed(self, mode: str) -> MoldingResult:
+        """003's resource manager in ``mode`` (``"molding"`` or ``"delay"``) and EASY beside it."""
+        from hpcgym.molding import MoldingConfig, run_managed
+
+        s = self.settings
+        config = MoldingConfig(
+            mode=mode, history=s.mold_history, jobs=s.mold_jobs, wait_predictor=s.mold_wait_predictor
+        )
+        if mode not in self._managed:
+            self._managed[mode] = run_managed(self.workload, config, progress=s.progress)
+        return self._managed[mode]
 
 
 @dataclass(frozen=True)
@@ -266,6 +293,62 @@ def _table_vii_rows(run: TraceRun) -> list[dict[str, Any]]:
     return [{k: row.get(k) for k in keep}]
 
 
+def _managed_rows(mode: str) -> Callable[[TraceRun], list[dict[str, Any]]]:
+    """Table VIII (``molding``) or IX (``delay``): EASY and the managed run, the paper's beside."""
+    from hpcgym.molding import PAPER
+
+    def rows(run: TraceRun) -> list[dict[str, Any]]:
+        result = run.managed(mode)
+        row = {k: v for k, v in result.summary().items() if k != "utilization"}
+        row["utilization"] = result.utilization.get("managed")
+        row["baseline_utilization"] = result.utilization.get("baseline")
+        key = paper_trace(run.name, tuple(PAPER[mode]))
+        row["paper_trace"] = key
+        names = ("baseline_wait", "baseline_exec", "baseline_response", "wait", "exec", "response")
+        for name, value in zip(names, PAPER[mode].get(key or "", (None,) * 6), strict=True):
+            row[f"paper_{name}_min"] = value
+        if key is not None:
+            row["paper_reduction_pct"] = 100.0 * (1.0 - PAPER[mode][key][5] / PAPER[mode][key][2])
+        try:
+            c = result.comparison()
+        except ImportError:  # scipy (the stats extra) is missing: no interval
+            c = {}
+        row["response_difference_min"] = c.get("response_difference_min")
+        row["ci_low_min"], row["ci_high_min"] = c.get("ci_low"), c.get("ci_high")
+        row["blocks"] = c.get("blocks")
+        return [row]
+
+    return rows
+
+
+def _managed_figure(title: str) -> Callable[[list[dict[str, Any]]], Figure]:
+    def figure(rows: list[dict[str, Any]]) -> Figure:
+        traces = [_short(r["trace"]) for r in rows]
+        fig, (ax,) = _figure(
+            f"{title}: mean response [min], hpcgym beside the paper, log scale", 1, width=9.0
+        )
+        _bars(
+            ax,
+            traces,
+            [
+                ("EASY", [r["baseline_response_min"] for r in rows], {"color": "tab:green"}),
+                (
+                    "EASY (paper)",
+                    [r.get("paper_baseline_response_min") for r in rows],
+                    _PAPER_EASY,
+                ),
+                ("managed", [r["response_min"] for r in rows], _OURS),
+                ("managed (paper)", [r.get("paper_response_min") for r in rows], _PAPER),
+            ],
+        )
+        ax.set_yscale("log")  # a manager that overloads the machine multiplies the response
+        ax.set_ylabel("mean response [minutes]")
+        ax.legend(fontsize=8, ncols=4, loc="upper center")
+        return fig
+
+    return figure
+
+
 def _bars(ax: Axes, groups: list[str], series: list[tuple[str, list[float | None], dict[str, Any]]]) -> None:
     """Grouped vertical bars: one group per label, one bar per series (None: no bar)."""
     x = np.arange(len(groups))
@@ -291,6 +374,7 @@ def _figure(title: str, panels: int, width: float = 11.0) -> tuple[Figure, list[
 
 _OURS = {"color": "tab:blue"}
 _PAPER = {"color": "0.65"}
+_PAPER_EASY = {"color": "palegreen"}
 _METHOD_COLORS = {"qbets": "tab:red", "ibl": "tab:orange", "apq": "tab:blue"}
 
 
@@ -323,7 +407,7 @@ def _table_vi_figure(rows: list[dict[str, Any]]) -> Figure:
         traces,
         [
             ("baseline", [r["baseline_SR"] for r in rows], {"color": "tab:green"}),
-            ("baseline (paper)", [r.get("paper_baseline_SR") for r in rows], {"color": "palegreen"}),
+            ("baseline (paper)", [r.get("paper_baseline_SR") for r in rows], _PAPER_EASY),
             ("rangeSet", [r["SR"] for r in rows], _OURS),
             ("rangeSet (paper)", [r.get("paper_SR") for r in rows], _PAPER),
         ],
@@ -367,6 +451,30 @@ def _table_vii_figure(rows: list[dict[str, Any]]) -> Figure:
 
 def _short(trace: str) -> str:
     return paper_trace(trace) or trace
+
+
+_MANAGED_COLUMNS: tuple[Column, ...] = (
+    ("trace", "trace", ""),
+    ("jobs", "jobs", ",d"),
+    ("baseline_wait_min", "EASY wait", ".0f"),
+    ("paper_baseline_wait_min", "paper", ".0f"),
+    ("baseline_exec_min", "EASY exec", ".0f"),
+    ("paper_baseline_exec_min", "paper", ".0f"),
+    ("baseline_response_min", "EASY resp.", ".0f"),
+    ("paper_baseline_response_min", "paper", ".0f"),
+    ("wait_min", "wait", ".0f"),
+    ("paper_wait_min", "paper", ".0f"),
+    ("exec_min", "exec", ".0f"),
+    ("paper_exec_min", "paper", ".0f"),
+    ("response_min", "resp.", ".0f"),
+    ("paper_response_min", "paper", ".0f"),
+    ("reduction_pct", "reduction %", ".0f"),
+    ("paper_reduction_pct", "paper", ".0f"),
+    ("response_difference_min", "resp. - EASY", "+.0f"),
+    ("ci_low_min", "95% CI low", "+.0f"),
+    ("ci_high_min", "high", "+.0f"),
+)
+"""Tables VIII and IX: minutes, 003's layout, the paper's figure after each of ours."""
 
 
 TABLES: tuple[TableBuilder, ...] = (
@@ -423,6 +531,20 @@ TABLES: tuple[TableBuilder, ...] = (
         ),
         _table_vii_rows,
         _table_vii_figure,
+    ),
+    TableBuilder(
+        "VIII",
+        "Table VIII: job molding in front of EASY, mean wait, execution and response [min]",
+        _MANAGED_COLUMNS,
+        _managed_rows("molding"),
+        _managed_figure("003 Table VIII, job molding"),
+    ),
+    TableBuilder(
+        "IX",
+        "Table IX: delayed submission (molding and a hold queue) in front of EASY [min]",
+        _MANAGED_COLUMNS,
+        _managed_rows("delay"),
+        _managed_figure("003 Table IX, delayed submission"),
     ),
 )
 """The tables ``hpcgym reproduce hariharan`` writes, in order; add one builder per new table."""
@@ -525,6 +647,24 @@ def write_hariharan(result: dict[str, Any], folder: str | Path) -> list[Path]:
     return written
 
 
+def select_tables(names: str | None) -> tuple[TableBuilder, ...]:
+    """The builders of ``--tables`` (comma-separated keys, e.g. ``VIII,IX``), in 003's order; None: all.
+
+    Raises:
+        InvalidConfigError: a key that is not one of the tables.
+    """
+    if names is None:
+        return TABLES
+    keys = {k.strip().upper() for k in names.split(",") if k.strip()}
+    known = [t.key for t in TABLES]
+    unknown = sorted(keys - set(known))
+    if unknown or not keys:
+        raise InvalidConfigError(
+            f"--tables: {', '.join(unknown) or 'none given'}; 003's tables here are {', '.join(known)}"
+        )
+    return tuple(t for t in TABLES if t.key in keys)
+
+
 def reproduce_command(args: argparse.Namespace) -> int:
     """``hpcgym reproduce hariharan``: read the traces, run the tables, print and write them."""
     from hpcgym.cli import load_trace
@@ -554,7 +694,7 @@ def reproduce_command(args: argparse.Namespace) -> int:
         if w.report is not None:
             print(w.report, file=sys.stderr)
         workloads.append(w)
-    result = run_hariharan(workloads, settings, skipped=skipped)
+    result = run_hariharan(workloads, settings, tables=select_tables(args.tables), skipped=skipped)
     if args.out is not None:
         for path in write_hariharan(result, args.out):
             print(f"wrote {path}", file=sys.stderr)
@@ -572,5 +712,6 @@ __all__ = [
     "find_paper_traces",
     "render_hariharan",
     "run_hariharan",
+    "select_tables",
     "write_hariharan",
 ]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from hpcgym.cli import main
+from hpcgym.errors import InvalidConfigError
 from hpcgym.rangesets import PAPER_TABLES
 from hpcgym.reproduce_hariharan import (
     FIGURES,
@@ -19,6 +20,7 @@ from hpcgym.reproduce_hariharan import (
     TableBuilder,
     find_paper_traces,
     run_hariharan,
+    select_tables,
 )
 from hpcgym.waitpred import TABLE_V, predict_waits
 from hpcgym.workload import default_trace_path, load_default
@@ -34,12 +36,12 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_writes_json_csv_and_png_of_every_table(written: Path) -> None:
-    assert FIGURES == ("tableV", "tableVI", "tableVII")
+    assert FIGURES == ("tableV", "tableVI", "tableVII", "tableVIII", "tableIX")
     for stem in FIGURES:
         assert (written / f"{stem}.png").read_bytes()[:4] == b"\x89PNG"
         assert (written / f"{stem}.csv").stat().st_size > 0
     result = json.loads((written / "hariharan.json").read_text())
-    assert result["reproduction"] == "hariharan" and set(result["tables"]) == {"V", "VI", "VII"}
+    assert result["reproduction"] == "hariharan" and set(result["tables"]) == {"V", "VI", "VII", "VIII", "IX"}
     assert result["settings"]["protocol"]["test_last"] == 2_150 and result["settings"]["tune"] is False
 
 
@@ -133,3 +135,27 @@ def test_bad_input_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_quick_protocol_fits_the_bundled_slice() -> None:
     _, test, first = QUICK_PROTOCOL.ranges(8_943)
     assert (int(test[0]), int(test[-1]), first) == (2_000, 2_999, 999)
+
+
+@pytest.mark.parametrize(("key", "mode"), [("VIII", "molding"), ("IX", "delay")])
+def test_tables_viii_and_ix_are_molds_run_beside_the_papers_row(written: Path, key: str, mode: str) -> None:
+    from hpcgym.molding import PAPER, MoldingConfig, run_managed
+
+    (row,) = json.loads((written / "hariharan.json").read_text())["tables"][key]["rows"]
+    settings = Settings.make(quick=True, test_jobs=150)
+    assert (settings.mold_history, settings.mold_jobs, settings.mold_wait_predictor) == (2_000, 150, "ibl")
+    config = MoldingConfig(mode=mode, history=2_000, jobs=150, wait_predictor="ibl")
+    direct = run_managed(load_default(), config).summary()
+    assert row["jobs"] == 150 and row["mode"] == mode
+    for name in ("baseline_response_min", "response_min", "wait_min", "exec_min", "molded"):
+        assert row[name] == pytest.approx(direct[name])
+    paper = PAPER[mode]["SDSC-SP2"]
+    assert (row["paper_baseline_response_min"], row["paper_response_min"]) == (paper[2], paper[5])
+    assert row["paper_reduction_pct"] == pytest.approx(100 * (1 - paper[5] / paper[2]))
+
+
+def test_tables_picks_some_tables_and_names_a_bad_one() -> None:
+    assert [t.key for t in select_tables("ix, v")] == ["V", "IX"]
+    assert select_tables(None) == TABLES
+    with pytest.raises(InvalidConfigError, match="--tables: X; 003's tables here are V, VI, VII, VIII, IX"):
+        select_tables("V,X")
