@@ -97,3 +97,33 @@ def test_one_user_only():
 def test_bad_arguments(kwargs, match):
     with pytest.raises(InvalidConfigError, match=match):
         gym.make("hpcgym/UserSubmit-v0", **kwargs)
+
+
+def test_action_masks_mark_the_candidates_and_maskable_ppo_uses_them():
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    env = gym.make("hpcgym/UserSubmit-v0", **SMALL).unwrapped
+    env.reset(seed=3)
+    seen = set()
+    for _ in range(SMALL["jobs"]):
+        mask = env.action_masks()
+        n = len(env.candidates)
+        assert mask.tolist() == [True] * n + [False] * (8 - n) + [True] * 4
+        seen.add(n)
+        _, _, done, _, info = env.step(np.array([n - 1, 0]))  # the last candidate: valid
+        assert not info["invalid_size"]
+        if done:
+            break
+    assert len(seen) > 1  # jobs with different numbers of candidates were met
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+        model.learn(64)
+    obs, _ = env.reset(seed=4)
+    for _ in range(10):
+        action, _ = model.predict(obs, action_masks=env.action_masks())
+        obs, _, done, _, info = env.step(action)
+        assert not info["invalid_size"]
+        if done:
+            break

@@ -70,8 +70,9 @@ class UserSubmitEnv(gym.Env[np.ndarray, np.ndarray]):
     ``MultiDiscrete([sizes, len(delays)])``: the index of a candidate size (0: the
     job's own, then the other sizes of its user's earlier jobs, ascending, at most
     ``sizes``) and of a delay. A size index without a candidate keeps the job's own size
-    (flagged ``info["invalid_size"]``). A held job is submitted at its arrival plus the
-    delay, but never before the job before it: the hold queue keeps arrival order.
+    (flagged ``info["invalid_size"]``); :meth:`action_masks` marks the candidates that
+    exist (sb3-contrib's MaskablePPO reads it). A held job is submitted at its arrival
+    plus the delay, but never before the job before it: the hold queue keeps arrival order.
 
     ## Observation Space
 
@@ -231,6 +232,16 @@ class UserSubmitEnv(gym.Env[np.ndarray, np.ndarray]):
         }
         obs = self._observation() if not done else np.zeros(self.obs_size, np.float32)
         return obs, -response / 3600.0, done, False, info
+
+    def action_masks(self) -> np.ndarray:
+        """Valid choices of each action part, concatenated (sizes, then delays), as MaskablePPO reads them.
+
+        A size index is valid when the job has that candidate (index 0, its own size,
+        always); every delay is valid.
+        """
+        sizes = np.zeros(self.config.sizes, bool)
+        sizes[: max(1, len(self.candidates))] = True
+        return np.concatenate([sizes, np.ones(len(self.config.delays), bool)])
 
     # ---------------------------------------------------------------- observation
     def _observation(self) -> np.ndarray:
