@@ -48,6 +48,7 @@ act with ``deterministic=True`` and the bootstrap is seeded.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -586,6 +587,19 @@ class Evaluation:
         return fig
 
 
+def vs_reference(diff: float | None, low: float | None, high: float | None) -> str:
+    """A paired difference and its interval as the tables print it (none from one window).
+
+    >>> vs_reference(-2.5, -4.0, -1.0), vs_reference(1.0, float("nan"), float("nan"))
+    ('-2.50 [-4.00, -1.00]', '+1.00 (no interval: one window)')
+    """
+    if diff is None:
+        return ""
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return f"{diff:+.2f} (no interval: one window)"
+    return f"{diff:+.2f} [{low:+.2f}, {high:+.2f}]"
+
+
 def _summarize(
     cands: list[Candidate],
     per_window: dict[str, list[dict[str, Any]]],
@@ -632,12 +646,7 @@ def _summarize(
             wait_diff_low_min=wl,
             wait_diff_high_min=wh,
         )
-        if c.name == reference:
-            row["bsld_vs_reference"] = "(reference)"
-        elif np.isfinite(bl):
-            row["bsld_vs_reference"] = f"{bd:+.2f} [{bl:+.2f}, {bh:+.2f}]"
-        else:
-            row["bsld_vs_reference"] = f"{bd:+.2f} (no interval: one window)"
+        row["bsld_vs_reference"] = "(reference)" if c.name == reference else vs_reference(bd, bl, bh)
         out.append(row)
     return out
 

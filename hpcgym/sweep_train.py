@@ -62,7 +62,6 @@ import dataclasses
 import hashlib
 import itertools
 import json
-import math
 import os
 import sys
 import time
@@ -74,7 +73,7 @@ from typing import Any
 import numpy as np
 
 from hpcgym.errors import InvalidConfigError, TrialError, UnknownNameError
-from hpcgym.evaluate import SUMMARY_CSV
+from hpcgym.evaluate import SUMMARY_CSV, vs_reference
 from hpcgym.registry import parse_value
 
 __all__ = [
@@ -892,10 +891,8 @@ def _print_rows(rows: Sequence[Mapping[str, Any]], spec: TrainSweepSpec) -> None
     for r in rows:
         if r["policy"] == spec.reference:
             vs = "(reference)"
-        elif r["bsld_diff_low"] is None or not math.isfinite(r["bsld_diff_low"]):
-            vs = f"{r['bsld_diff']:+.2f} (no interval: one window)" if r["bsld_diff"] is not None else ""
         else:
-            vs = f"{r['bsld_diff']:+.2f} [{r['bsld_diff_low']:+.2f}, {r['bsld_diff_high']:+.2f}]"
+            vs = vs_reference(r["bsld_diff"], r["bsld_diff_low"], r["bsld_diff_high"])
         shown.append({**r, "vs_reference": vs})
     print(format_table(shown, cols))
 
