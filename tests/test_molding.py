@@ -98,6 +98,31 @@ def test_the_chosen_size_is_the_one_scored_best_on_a_tiny_history():
     assert r.schedule is not None and r.schedule.workload.estimate[-1] == 2000.0
 
 
+def test_a_job_whose_own_size_has_no_rangeset_keeps_its_request():
+    """Size 4 has ended jobs of the user, size 1 none yet: nothing to compare, so no molding.
+
+    The user's size-1 jobs all run past the managed job's submission (none has ended), so
+    the tuple (user, 1) has no rangeSet; size 4 has one. With ``score_own=False`` (the
+    behaviour before) the job moves to size 4 unopposed, taking a size-4 run time.
+    """
+    jobs = []
+    t = 0.0
+    for _ in range(6):  # user 1's size-4 jobs: 100 s each, all ended by the end
+        jobs.append((t, 100.0, 4, 200.0, 1))
+        t += 1000.0
+    jobs.append((t, 50_000.0, 1, 60_000.0, 1))  # one size-1 job, still running
+    jobs.append((t + 10.0, 20.0, 1, 40.0, 1))  # the managed job: size 1
+    w = build_workload(jobs, 8)
+    kept = run_managed(w, MoldingConfig(history=len(jobs) - 1, jobs=1, wait_predictor="qbets"))
+    assert kept.size.tolist() == [1] and kept.runtime.tolist() == [20.0]
+    assert kept.molded == 0 and kept.no_candidate == 1
+    moved = run_managed(
+        w, MoldingConfig(history=len(jobs) - 1, jobs=1, wait_predictor="qbets", score_own=False)
+    )
+    assert moved.size.tolist() == [4] and moved.runtime.tolist() == [100.0]
+    assert moved.expanded == 1 and moved.no_candidate == 0
+
+
 # ------------------------------------------------------------------ the roulette wheel
 def test_roulette_is_seeded():
     rt = np.arange(10.0)
@@ -228,6 +253,7 @@ def test_engine_amend_refuses_jobs_that_arrived():
         ({"jobs": 0}, "jobs"),
         ({"wait_predictor": "oracle"}, "wait_predictor"),
         ({"threshold": 1.0}, "threshold"),
+        ({"score_own": "yes"}, "score_own"),
     ],
 )
 def test_bad_config_raises_clear_errors(kwargs, match):
