@@ -1227,25 +1227,59 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
     return SweepSpec.from_mapping(overrides, source="flags")
 
 
+def cli_outputs(args: argparse.Namespace, name: str) -> tuple[Path, Path, int]:
+    """``(folder, results table, workers)`` of a sweep command; checks ``--parquet`` before any run."""
+    if args.parquet:
+        from hpcgym.jobtable import _pyarrow_parquet
+
+        _pyarrow_parquet("--parquet")  # before any run, not after them
+    out = args.out if args.out is not None else Path(f"sweep-{name}")
+    return out, out / "results.csv", args.processes or os.cpu_count() or 1
+
+
+def interrupted(table: Path, unit: str) -> int:
+    """Ctrl-C in a sweep: say where the finished ``unit`` are and how to resume; exit code 130."""
+    print(
+        f"hpcgym: interrupted; finished {unit} are in {table}: run the same command to resume",
+        file=sys.stderr,
+    )
+    return 130
+
+
+def report_finished(
+    args: argparse.Namespace, name: str, unit: str, result: Any, table: Path, written: Sequence[Path]
+) -> bool:
+    """Print the files ``written`` (stderr) and the count of ``unit`` run, skipped and left:
+    as JSON with ``--json`` (then False), else one line (then True: the caller prints its table)."""
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr)
+    left = result.total - result.skipped - result.ran
+    if args.json:
+        from hpcgym.report import to_json
+
+        summary = {"name": name, unit: result.total, "skipped": result.skipped, "ran": result.ran}
+        print(to_json({**summary, "left": left, "seconds": result.seconds, "table": str(table)}))
+        return False
+    print(
+        f"{name}: {result.total} {unit}; {result.skipped} already done, {result.ran} run now"
+        f"{f', {left} left (run again to resume)' if left else ''} in {result.seconds:.1f} s"
+    )
+    return True
+
+
 def _sweep(args: argparse.Namespace) -> int:
     from hpcgym import sweep_train
 
     if sweep_train.wants_training(args):
         return sweep_train.run_cli(args)
     spec = spec_from_args(args)
-    if args.parquet:
-        from hpcgym.jobtable import _pyarrow_parquet
-
-        _pyarrow_parquet("--parquet")  # before any run, not after them
+    out, table, workers = cli_outputs(args, spec.name)
     if args.plot is not None:
         from hpcgym._extras import require
 
         require("plot", what="--plot")
         if not args.plot.parent.is_dir() and str(args.plot.parent):
             raise InvalidConfigError(f"--plot {args.plot}: no such directory: {args.plot.parent}")
-    out = args.out if args.out is not None else Path(f"sweep-{spec.name}")
-    table = out / "results.csv"
-    workers = args.processes or os.cpu_count() or 1
     if args.dry_run:
         est = estimate(spec, table, workers=workers)
         if args.json:
@@ -1271,12 +1305,8 @@ def _sweep(args: argparse.Namespace) -> int:
             progress=False if args.no_progress else None,
         )
     except KeyboardInterrupt:
-        print(
-            f"hpcgym: interrupted; finished runs are in {table}: run the same command to resume",
-            file=sys.stderr,
-        )
-        return 130
-    written = write_figures(spec, result.rows, out)
+        return interrupted(table, "runs")
+    written = [table, *write_figures(spec, result.rows, out)]
     if args.parquet:
         write_parquet(read_results(table), out / "results.parquet")
         written.append(out / "results.parquet")
@@ -1284,27 +1314,7 @@ def _sweep(args: argparse.Namespace) -> int:
         title = f"{spec.name}: wait and bounded slowdown against offered load"
         load_figure(result.rows, title=title).savefig(args.plot, dpi=100)
         written.append(args.plot)
-    for path in (table, *written):
-        print(f"wrote {path}", file=sys.stderr)
-    left = result.total - result.skipped - result.ran
-    summary = {
-        "name": spec.name,
-        "runs": result.total,
-        "skipped": result.skipped,
-        "ran": result.ran,
-        "left": left,
-        "seconds": result.seconds,
-        "table": str(table),
-    }
-    if args.json:
-        from hpcgym.report import to_json
-
-        print(to_json(summary))
-    else:
-        print(
-            f"{spec.name}: {result.total} runs; {result.skipped} already done, {result.ran} run now"
-            f"{f', {left} left (run again to resume)' if left else ''} in {result.seconds:.1f} s"
-        )
+    if report_finished(args, spec.name, "runs", result, table, written):
         _print_table(result.rows)
     return 0
 

@@ -899,19 +899,15 @@ def _print_rows(rows: Sequence[Mapping[str, Any]], spec: TrainSweepSpec) -> None
 
 def run_cli(args: argparse.Namespace) -> int:
     """``hpcgym sweep`` for a training sweep: dry run, or the trials and the table."""
-    from hpcgym.report import to_json
+    from hpcgym.sweep import cli_outputs, interrupted, report_finished
 
     spec = spec_from_args(args)
-    if args.parquet:
-        from hpcgym.jobtable import _pyarrow_parquet
-
-        _pyarrow_parquet("--parquet")
-    out = args.out if args.out is not None else Path(f"sweep-{spec.name}")
-    table = out / "results.csv"
-    workers = args.processes or os.cpu_count() or 1
+    out, table, workers = cli_outputs(args, spec.name)
     if args.dry_run:
         est = estimate(spec, out, workers=workers)
         if args.json:
+            from hpcgym.report import to_json
+
             print(to_json(est))
         else:
             for t in est["trials"]:
@@ -938,36 +934,11 @@ def run_cli(args: argparse.Namespace) -> int:
             progress=False if args.no_progress else None,
         )
     except KeyboardInterrupt:
-        print(
-            f"hpcgym: interrupted; finished trials are in {table}: run the same command to resume",
-            file=sys.stderr,
-        )
-        return 130
+        return interrupted(table, "trials")
     written = [table]
     if args.parquet:
         write_parquet(result.rows, out / "results.parquet", columns(spec))
         written.append(out / "results.parquet")
-    for path in written:
-        print(f"wrote {path}", file=sys.stderr)
-    left = result.total - result.skipped - result.ran
-    if args.json:
-        print(
-            to_json(
-                {
-                    "name": spec.name,
-                    "trials": result.total,
-                    "skipped": result.skipped,
-                    "ran": result.ran,
-                    "left": left,
-                    "seconds": result.seconds,
-                    "table": str(table),
-                }
-            )
-        )
-    else:
-        print(
-            f"{spec.name}: {result.total} trials; {result.skipped} already done, {result.ran} run now"
-            f"{f', {left} left (run again to resume)' if left else ''} in {result.seconds:.1f} s"
-        )
+    if report_finished(args, spec.name, "trials", result, table, written):
         _print_rows(result.rows, spec)
     return 0
