@@ -39,6 +39,25 @@ def test_checkers_pass(env_id):
         sb3_check_env(env.unwrapped, warn=True)
 
 
+def test_ansi_render_shows_the_step_and_the_counts():
+    env = gym.make("hpcgym/UserSubmit-v0", render_mode="ansi", **SMALL)
+    assert env.unwrapped.render() is None  # before reset
+    env.reset(seed=0)
+    first = env.render()
+    assert isinstance(first, str) and f"step=0/{SMALL['jobs']}" in first and "held=0" in first
+    env.step(np.array([0, 1]))  # keep the size, hold 15 min
+    second = env.render()
+    assert f"step=1/{SMALL['jobs']}" in second and "held=1" in second
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        gym_check_env(env.unwrapped)  # the render check included
+    with (
+        pytest.warns(UserWarning, match="render_modes"),
+        pytest.raises(InvalidConfigError, match="render_mode"),
+    ):
+        gym.make("hpcgym/UserSubmit-v0", render_mode="human", **SMALL)
+
+
 def test_keep_everything_is_plain_easy_and_the_return_is_minus_the_responses():
     env = gym.make("hpcgym/UserSubmit-v0", **SMALL).unwrapped
     total, infos = play(env, seed=5, action=np.array([0, 0]))

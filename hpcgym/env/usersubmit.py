@@ -109,9 +109,16 @@ class UserSubmitEnv(gym.Env[np.ndarray, np.ndarray]):
     first job uniformly with the environment's generator; with ``user``, it draws one of
     the user's jobs uniformly and a window in which that job is managed.
 
+    ## Rendering
+
+    ``render_mode="ansi"``: :meth:`render` returns a one-line status (time, step, the
+    job, its size and candidate sizes, queue length, running jobs, free processors, jobs
+    molded and held so far).
+
     ## Version History
 
-    * v0: first version.
+    * v0: first version; ``render_mode="ansi"`` added later (no change to dynamics,
+      observations or rewards).
 
     >>> import gymnasium as gym, hpcgym
     >>> env = gym.make("hpcgym/UserSubmit-v0", history=300, jobs=20)
@@ -120,9 +127,18 @@ class UserSubmitEnv(gym.Env[np.ndarray, np.ndarray]):
     MultiDiscrete([8 4])
     """
 
-    metadata = {"render_modes": []}  # noqa: RUF012 - Gymnasium's convention
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - Gymnasium's convention
 
-    def __init__(self, config: UserSubmitConfig | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, config: UserSubmitConfig | None = None, *, render_mode: str | None = None, **kwargs: Any
+    ) -> None:
+        modes = self.metadata["render_modes"]
+        if render_mode is not None and render_mode not in modes:
+            raise InvalidConfigError(
+                f"UserSubmit: render_mode must be None or one of {', '.join(map(repr, modes))}, "
+                f"got {render_mode!r}"
+            )
+        self.render_mode = render_mode
         if config is not None and kwargs:
             raise InvalidConfigError("UserSubmit: pass a UserSubmitConfig or keyword arguments, not both")
         try:
@@ -232,6 +248,25 @@ class UserSubmitEnv(gym.Env[np.ndarray, np.ndarray]):
         }
         obs = self._observation() if not done else np.zeros(self.obs_size, np.float32)
         return obs, -response / 3600.0, done, False, info
+
+    def render(self) -> str | None:  # type: ignore[override]
+        """A one-line status with ``render_mode="ansi"``; None before :meth:`reset` or without a mode."""
+        if self.render_mode is None:
+            gym.logger.warn(
+                "render() was called without a render_mode; pass one at creation, e.g. "
+                "gymnasium.make('hpcgym/UserSubmit-v0', render_mode='ansi')"
+            )
+            return None
+        if getattr(self, "sim", None) is None:
+            return None
+        v, sizes = self.sim.view, self.sim.machine.total
+        step = min(self.step_index, len(self.managed))
+        return (
+            f"t={v.now:.0f}s step={step}/{len(self.managed)} job={self.job} "
+            f"size={int(self.w.procs_req[self.job])} candidates={list(self.candidates)} "
+            f"queue={v.queue_length} running={len(v.running)} free={int(v.free_total[0])}/{int(sizes[0])} "
+            f"molded={self.molded} held={self.held}"
+        )
 
     def action_masks(self) -> np.ndarray:
         """Valid choices of each action part, concatenated (sizes, then delays), as MaskablePPO reads them.
