@@ -20,12 +20,16 @@ from hpcgym.waitpred import (
     LogState,
     Protocol,
     QBETSConfig,
+    _Context,
     apq_chain,
+    apq_distances,
     dbscan_noise,
+    histogram_distinctness,
     normalized_differences,
     predict_waits,
     qbets_bound,
     qbets_rank,
+    tune,
 )
 from hpcgym.workload import load_default
 from tests.conftest import examples
@@ -260,20 +264,73 @@ def test_apq_chain_picks_sdm_regression_and_the_weighted_average():
     waits = np.concatenate([np.full(30, 600.0), rng.uniform(0, 1e5, n - 30)])
     pred, case = apq_chain(cfg, d, d, waits, f_hist, f_hist[0])
     assert (pred, case) == (pytest.approx(600.0), 0)
-    # everything far away: the regression, a linear model of the features, fits waits exactly
+    # everything far away (case A): by default the weighted average of the nearest by
+    # summary distance (here the one nearest, weight exp(-0.2**2), and the next at 0.3)
     far = rng.uniform(0.5, 0.6, n)
     linear = 1000 + 500 * f_hist[:, 2]
-    pred, case = apq_chain(cfg, far, far, linear, f_hist, f_hist[7])
+    d_summary = np.full(n, 0.9)
+    d_summary[[11, 12]] = 0.2, 0.3
+    pred, case = apq_chain(dataclasses.replace(cfg, neighbors=2), far, d_summary, linear, f_hist, f_hist[7])
+    w = np.exp(-np.array([0.04, 0.09]))
+    assert case == 2 and pred == pytest.approx((w @ linear[[11, 12]]) / w.sum())
+    # ... or, with far_model="regression" (the old behaviour), the regression, a linear
+    # model of the features, which fits these waits exactly
+    regress = dataclasses.replace(cfg, far_model="regression")
+    pred, case = apq_chain(regress, far, far, linear, f_hist, f_hist[7])
     assert case == 1 and pred == pytest.approx(linear[7], rel=1e-2)
     # a negative regression output: the weighted average of the nearest by summary distance
     negative = 1000 - 5000 * f_hist[:, 2]
     target = f_hist[int(np.argmin(negative))]
     pred, case = apq_chain(
-        dataclasses.replace(cfg, neighbors=1), far, far, np.maximum(negative, 0) + 1, f_hist, target
+        dataclasses.replace(regress, neighbors=1), far, far, np.maximum(negative, 0) + 1, f_hist, target
     )
     assert case in (1, 2)
     if case == 2:
         assert pred == (np.maximum(negative, 0) + 1)[int(np.argmin(far))]
+
+
+def test_histogram_distinctness_by_hand():
+    bins = 4
+    flat, peaked, empty = np.full(bins, 0.25), np.eye(bins)[0], np.zeros(bins)
+    half = np.array([0.5, 0.5, 0.0, 0.0])  # entropy log 2 of log 4: distinctness 1/2
+    hist = np.stack(
+        [
+            np.stack([flat] * 6),  # all uniform: 0
+            np.stack([peaked] * 6),  # all in one bin: 1
+            np.stack([half, peaked, empty, empty, empty, empty]),  # mean of the two non-empty
+            np.stack([empty] * 6),  # nothing queued or running: 0
+        ]
+    )
+    np.testing.assert_allclose(histogram_distinctness(hist), [0.0, 1.0, 0.75, 0.0])
+
+
+def test_the_adaptive_state_uses_distributions_only_for_distinct_histograms():
+    rng = np.random.default_rng(5)
+    n, bins = 50, 4
+    summary = rng.random((n + 2, len(FEATURES)))
+    hist = rng.dirichlet(np.ones(bins), size=(n + 2, 6))
+    hist[n] = np.eye(bins)[1]  # target n: every histogram in one bin, distinctness 1
+    hist[n + 1] = 1.0 / bins  # target n + 1: all uniform, distinctness 0
+    h = np.arange(n)
+    w_sum, w_dist = rng.random(len(FEATURES)), rng.random(8)
+    for j in (n, n + 1):
+        dist = apq_distances("distributions", summary, hist, h, j, w_sum, w_dist)
+        summ = apq_distances("summaries", summary, hist, h, j, w_sum, w_dist)
+        assert not np.allclose(dist[0], summ[0])
+        adaptive = apq_distances("adaptive", summary, hist, h, j, w_sum, w_dist, distinctness=0.5)
+        np.testing.assert_array_equal(adaptive[0], (dist if j == n else summ)[0])
+        np.testing.assert_array_equal(adaptive[1], summ[1])
+
+
+def test_tuning_tries_distinctness_only_in_the_adaptive_state():
+    s = LogState.from_workload(load_default().window(3000))
+    fixed = {k: v for k, v in dataclasses.asdict(APQConfig(history=500)).items() if k != "distinctness"}
+    ctx = _Context(s, 2200, 999)
+    targets = np.arange(2100, 2200)
+    _, rows = tune(ctx, "apq", targets, APQConfig(history=500), fixed=fixed)
+    assert [r["parameter"] for r in rows] == ["base", "tuned"]
+    _, rows = tune(ctx, "apq", targets, APQConfig(history=500, state="adaptive"), fixed=fixed)
+    assert [r["value"] for r in rows if r["parameter"] == "distinctness"] == [0.5, 0.6]
 
 
 def test_the_sklearn_backend_gives_the_same_predictions():
@@ -320,7 +377,9 @@ def test_a_trace_too_short_for_the_protocol_names_the_job_counts():
     [
         ({"method": "sjf"}, "method must be one of apq, ibl, qbets"),
         ({"params": {"k_percent": 0}}, "k_percent"),
-        ({"params": {"state": "both"}}, "state must be"),
+        ({"params": {"state": "both"}}, "state must be one of distributions, summaries, adaptive"),
+        ({"params": {"far_model": "sdm"}}, "far_model must be one of weighted_average, regression"),
+        ({"params": {"distinctness": 1.5}}, "apq distinctness"),
         ({"params": {"no_such": 1}}, "unknown parameter 'no_such'"),
         ({"params": {"history": 2.5}}, "apq history"),
         ({"jobs": [10**6]}, "jobs must be"),
