@@ -264,20 +264,21 @@ def test_apq_chain_picks_sdm_regression_and_the_weighted_average():
     waits = np.concatenate([np.full(30, 600.0), rng.uniform(0, 1e5, n - 30)])
     pred, case = apq_chain(cfg, d, d, waits, f_hist, f_hist[0])
     assert (pred, case) == (pytest.approx(600.0), 0)
-    # everything far away (case A): by default the weighted average of the nearest by
-    # summary distance (here the one nearest, weight exp(-0.2**2), and the next at 0.3)
+    # everything far away (case A): by default the regression, a linear model of the
+    # features, which fits these waits exactly
     far = rng.uniform(0.5, 0.6, n)
     linear = 1000 + 500 * f_hist[:, 2]
-    d_summary = np.full(n, 0.9)
-    d_summary[[11, 12]] = 0.2, 0.3
-    pred, case = apq_chain(dataclasses.replace(cfg, neighbors=2), far, d_summary, linear, f_hist, f_hist[7])
-    w = np.exp(-np.array([0.04, 0.09]))
-    assert case == 2 and pred == pytest.approx((w @ linear[[11, 12]]) / w.sum())
-    # ... or, with far_model="regression" (the old behaviour), the regression, a linear
-    # model of the features, which fits these waits exactly
-    regress = dataclasses.replace(cfg, far_model="regression")
+    regress = cfg
     pred, case = apq_chain(regress, far, far, linear, f_hist, f_hist[7])
     assert case == 1 and pred == pytest.approx(linear[7], rel=1e-2)
+    # ... or, with far_model="weighted_average", the weighted average of the nearest by
+    # summary distance (here the nearest, weight exp(-0.2**2), and the next at 0.3)
+    d_summary = np.full(n, 0.9)
+    d_summary[[11, 12]] = 0.2, 0.3
+    weighted = dataclasses.replace(cfg, neighbors=2, far_model="weighted_average")
+    pred, case = apq_chain(weighted, far, d_summary, linear, f_hist, f_hist[7])
+    w = np.exp(-np.array([0.04, 0.09]))
+    assert case == 2 and pred == pytest.approx((w @ linear[[11, 12]]) / w.sum())
     # a negative regression output: the weighted average of the nearest by summary distance
     negative = 1000 - 5000 * f_hist[:, 2]
     target = f_hist[int(np.argmin(negative))]
@@ -378,7 +379,7 @@ def test_a_trace_too_short_for_the_protocol_names_the_job_counts():
         ({"method": "sjf"}, "method must be one of apq, ibl, qbets"),
         ({"params": {"k_percent": 0}}, "k_percent"),
         ({"params": {"state": "both"}}, "state must be one of distributions, summaries, adaptive"),
-        ({"params": {"far_model": "sdm"}}, "far_model must be one of weighted_average, regression"),
+        ({"params": {"far_model": "sdm"}}, "far_model must be one of regression, weighted_average"),
         ({"params": {"distinctness": 1.5}}, "apq distinctness"),
         ({"params": {"no_such": 1}}, "unknown parameter 'no_such'"),
         ({"params": {"history": 2.5}}, "apq history"),
