@@ -1212,7 +1212,9 @@ def compare_aae(a: WaitPrediction, b: WaitPrediction, block: int = 1000, seed: i
     share a system state), so the pairs are blocks of consecutive jobs (the evaluation
     protocol's windows), not single jobs; the interval is the BCa bootstrap of
     :func:`hpcgym.metrics.paired_difference_ci` (needs the ``stats`` extra). A negative
-    interval means ``a`` is more accurate.
+    interval means ``a`` is more accurate. When ``a`` is APQ, ``by_case`` splits the
+    jobs by the model of APQ's chain that answered them (:data:`CASES`) and gives both
+    AAEs on each part, to show where APQ gains or loses.
 
     Raises:
         InvalidConfigError: the two predict different jobs, or ``block`` < 1.
@@ -1226,7 +1228,7 @@ def compare_aae(a: WaitPrediction, b: WaitPrediction, block: int = 1000, seed: i
     ea = np.array_split(np.abs(a.predicted - a.actual) / 3600.0, blocks)
     eb = np.array_split(np.abs(b.predicted - b.actual) / 3600.0, blocks)
     mean, low, high = paired_difference_ci([x.mean() for x in ea], [x.mean() for x in eb], seed=seed)
-    return {
+    out: dict[str, Any] = {
         "a": a.method,
         "b": b.method,
         "blocks": blocks,
@@ -1234,6 +1236,18 @@ def compare_aae(a: WaitPrediction, b: WaitPrediction, block: int = 1000, seed: i
         "ci_low": low,
         "ci_high": high,
     }
+    if a.method == "apq":
+        out["by_case"] = [
+            {
+                "case": name,
+                "jobs": int(part.sum()),
+                "a_aae_hours": aae_hours(a.predicted[part], a.actual[part]),
+                "b_aae_hours": aae_hours(b.predicted[part], b.actual[part]),
+            }
+            for i, name in enumerate(CASES)
+            if (part := a.case == i).any()
+        ]
+    return out
 
 
 # ---------------------------------------------------------------- online, inside a simulation

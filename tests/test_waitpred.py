@@ -456,6 +456,16 @@ def test_compare_aae_pairs_blocks_of_consecutive_jobs():
     assert c["blocks"] == 10
     assert c["ci_low"] <= c["aae_difference_hours"] <= c["ci_high"] < 0
     assert c["aae_difference_hours"] == pytest.approx(a.aae_hours - b.aae_hours)
+    whole = {"case": "sdm", "jobs": n, "a_aae_hours": a.aae_hours, "b_aae_hours": b.aae_hours}
+    assert c["by_case"] == [whole]
+    # APQ's jobs split by the model that answered them: each part's AAE of both methods
+    case = np.where(np.arange(n) < 1000, 2, 0).astype(np.int8)
+    split = compare_aae(dataclasses.replace(a, case=case), b, block=500)["by_case"]
+    assert [(p["case"], p["jobs"]) for p in split] == [("sdm", 4000), ("weighted_average", 1000)]
+    err_a, err_b = np.abs(a.predicted - actual) / 3600, np.abs(b.predicted - actual) / 3600
+    assert split[1]["a_aae_hours"] == pytest.approx(err_a[:1000].mean())
+    assert split[1]["b_aae_hours"] == pytest.approx(err_b[:1000].mean())
+    assert "by_case" not in compare_aae(b, a, block=500)
     with pytest.raises(InvalidConfigError, match="different jobs"):
         compare_aae(a, dataclasses.replace(b, jobs=np.arange(1, n + 1)))
 
@@ -477,7 +487,13 @@ def test_cli_compares_apq_with_a_confidence_interval(tmp_path, capsys):
     ]
     argv += ["--predictions", str(tmp_path / "p.csv")]
     assert main(argv) == 0
-    assert re.search(r"apq - qbets: AAE [-+]\d+\.\d\d h, 95 % CI \[", capsys.readouterr().out)
+    out = capsys.readouterr().out
+    assert re.search(r"apq - qbets: AAE [-+]\d+\.\d\d h, 95 % CI \[", out)
+    assert re.search(
+        r"AAE \[h\] apq / qbets on the jobs of each APQ model: "
+        r"sdm [\d,]+ jobs \d+\.\d\d / ",
+        out,
+    )
     data = json.loads((tmp_path / "w.json").read_text())
     assert data["comparisons"][0]["blocks"] == 1 and data["rows"][0]["cases"]
     lines = (tmp_path / "p.csv").read_text().splitlines()
