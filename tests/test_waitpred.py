@@ -138,16 +138,20 @@ def _perturb_after(s: LogState, j: int, rng: np.random.Generator) -> LogState:
     return LogState.from_columns(s.submit, wait, runtime, size, est, user, procs=s.procs, name=s.name)
 
 
-@pytest.mark.parametrize("method", ["apq", "ibl", "qbets"])
+@pytest.mark.parametrize("method", ["apq", "apq-adaptive", "ibl", "qbets"])
 def test_no_prediction_reads_the_future(method):
     s = LogState.from_workload(load_default().window(3000))
     targets = np.arange(2400, 2460)
     protocol = Protocol(1000, 1500, 500, 2001, 3000)
     cfg = {
         "apq": APQConfig(history=1000, weight_refresh=20),
+        "apq-adaptive": APQConfig(  # 47 of the 60 targets compared by summaries, 13 by distributions
+            history=1000, weight_refresh=20, state="adaptive", distinctness=0.75, far_model="weighted_average"
+        ),
         "ibl": IBLConfig(history=1000),
         "qbets": QBETSConfig(history=1000),
     }[method]
+    method = method.partition("-")[0]
     before = predict_waits(s, method, config=cfg, protocol=protocol, jobs=targets, tune_on_validation=False)
     future = _perturb_after(s, int(targets[-1]), np.random.default_rng(0))
     assert not np.array_equal(future.wait, s.wait)
