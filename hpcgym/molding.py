@@ -104,6 +104,7 @@ from hpcgym.waitpred import (
     apq_chain,
     chi2_distances,
     gaussian_average,
+    histogram_distinctness,
     normalized_differences,
     qbets_bound,
     spearman_weights,
@@ -444,7 +445,9 @@ class LiveWaitPredictor:
             self.w_dist = np.concatenate([self.w_sum[:2], spearman_weights(norms, waits)])
         self.predictions += 1
         chi = None
-        if cfg.state != "summaries":
+        if cfg.state == "distributions" or (
+            cfg.state == "adaptive" and histogram_distinctness(hist) >= cfg.distinctness
+        ):
             self.hist[-1] = hist
             chi = chi2_distances(self.hist, h, len(self.hist) - 1)
         for i, f in enumerate(targets):

@@ -14,12 +14,16 @@ Methods (:func:`predict_waits`):
 
 * ``apq``: the 16 features of Table II and the six histograms of Table I; the
   distribution-based (eq. 2) or feature-summary (eq. 3-4) distance with |Spearman rho|
-  weights; the chain of section II-C: if the closest ``k_percent`` % of the history are
-  near (mean distance <= ``sdm_threshold``) and DBSCAN over their (distance, wait) points
-  leaves fewer than a fraction ``outlier_fraction`` as noise, SDM; else ridge regression
-  on the feature summaries of the history jobs within ``ridge_max_distance``; if that
-  gives a negative wait (or has too few jobs), the weighted average of the
-  ``neighbors`` nearest by feature-summary distance.
+  weights, chosen once per trace or, with ``state="adaptive"``, per job by the
+  distinctness of the job's histograms (:func:`histogram_distinctness`); the chain
+  of section II-C: if the closest ``k_percent`` % of the history are
+  far (mean distance > ``sdm_threshold``, 003's case A), the model ``far_model``
+  (ridge regression by default, or the weighted average; tuned); else if DBSCAN over
+  their (distance, wait) points leaves fewer than a fraction ``outlier_fraction`` as
+  noise (case B), SDM; else (case C) ridge regression on the feature summaries of the
+  history jobs within ``ridge_max_distance``; if that gives a negative wait (or has
+  too few jobs), the weighted average of the ``neighbors`` nearest by feature-summary
+  distance.
 * ``ibl`` (Li et al.): the k nearest history jobs by a heterogeneous Euclidean-overlap
   distance over the same 16 features, equal weights, their waits averaged with Gaussian
   weights.
@@ -34,7 +38,22 @@ Open details chosen here (each a parameter where it is a number):
   which gives 003 Table III's job counts for SDSC-SP2 and SDSC-Par.
 * Weights are recomputed every ``weight_refresh`` predictions (the paper: every added
   job), from the history of the first prediction of the block.
+* "Distinctness in the shape" (section II-A) of a job's histograms is one minus their
+  Shannon entropy over ``log(bins)``, averaged over the non-empty ones of the six
+  (0: all uniform or all empty; 1: each in one bin); the paper's premise is that
+  distributions help "if the distributions are not uniform". With
+  ``state="adaptive"`` a job whose distinctness is below ``distinctness`` is compared
+  by its feature summaries, the others by their distributions.
 * DBSCAN runs on the closest jobs' points (distance, wait / largest wait among them).
+* 003 names the model of case A (the neighbours too far away) nowhere: it gives SDM to
+  case B, regression to "poor clustering" (case C) and the weighted average to a
+  negative regression output. ``far_model`` chooses it and is tuned on the validation
+  set. Its default, ``"regression"`` (case A through the regression, then the
+  weighted average if that is negative), is the behaviour before the parameter
+  existed, so the tuning starts where it did and ends at a validation AAE no higher;
+  the other choice, ``"weighted_average"``, answers case A with the weighted average
+  of the ``neighbors`` nearest by feature-summary distance. The measured effect is in
+  docs/REPRODUCTION.md (Table V section).
 * SDM windows need ``min_pts`` jobs; the Gaussian kernel is ``exp(-d**2)``, also for the
   weighted average and IBL.
 * Ridge regression needs ``ridge_min_jobs`` history jobs within ``ridge_max_distance``.
@@ -103,6 +122,12 @@ TABLE_V = {
 SDM, REGRESSION, WEIGHTED, EMPTY = 0, 1, 2, 3
 CASES = ("sdm", "regression", "weighted_average", "no_history")
 """Which model of APQ's chain gave each prediction (``WaitPrediction.case``)."""
+
+STATES = ("distributions", "summaries", "adaptive")
+"""APQ's system-state statistics (:attr:`APQConfig.state`)."""
+
+FAR_MODELS = ("regression", "weighted_average")
+"""APQ's choices for 003's case A (:attr:`APQConfig.far_model`)."""
 
 
 def _positive_int(name: str, value: object, low: int = 1, high: int | None = None) -> None:
@@ -185,13 +210,21 @@ class APQConfig:
     Attributes:
         history: size of the history set (2000-6000).
         bins: bins of each Table I histogram (5-50).
-        state: ``"distributions"`` (eq. 2) or ``"summaries"`` (eq. 3-4).
+        state: ``"distributions"`` (eq. 2), ``"summaries"`` (eq. 3-4) or ``"adaptive"``
+            (per job: distributions when its histograms' distinctness is at least
+            ``distinctness``, else summaries).
+        distinctness: the threshold of ``state="adaptive"``, in [0, 1]
+            (:func:`histogram_distinctness`).
         k_percent: the closest k % of the history examined by the clustering (1-5).
         outlier_fraction: SDM when DBSCAN leaves fewer than this fraction as noise (0.1-0.9).
         eps: DBSCAN's neighbourhood radius (0.05-0.1).
         min_pts: DBSCAN's core-point count, also the fewest jobs of an SDM window (2-5).
         sdm_window: width of SDM's distance windows (0.01-0.1).
         sdm_threshold: SDM's maximum distance, also the case-A threshold (0.3-0.6).
+        far_model: the model of case A (the closest ``k_percent`` % farther than
+            ``sdm_threshold`` on average), which 003 leaves open: ``"regression"`` (the
+            default and the behaviour before this parameter existed: the regression,
+            then the weighted average if it is negative) or ``"weighted_average"``.
         ridge_max_distance: history jobs within this distance train the regression (0.4-1.0).
         ridge_alpha: ridge regularisation on standardised features.
         ridge_min_jobs: the fewest jobs the regression is fitted on.
@@ -205,12 +238,14 @@ class APQConfig:
     history: int = 6000
     bins: int = 10
     state: str = "distributions"
+    distinctness: float = 0.4
     k_percent: float = 3.0
     outlier_fraction: float = 0.5
     eps: float = 0.1
     min_pts: int = 3
     sdm_window: float = 0.05
     sdm_threshold: float = 0.45
+    far_model: str = "regression"
     ridge_max_distance: float = 0.7
     ridge_alpha: float = 1.0
     ridge_min_jobs: int = 32
@@ -222,14 +257,19 @@ class APQConfig:
     def __post_init__(self) -> None:
         _positive_int("apq history", self.history)
         _positive_int("apq bins", self.bins, 2)
-        if self.state not in ("distributions", "summaries"):
-            raise InvalidConfigError(f"apq state must be 'distributions' or 'summaries', got {self.state!r}")
+        if self.state not in STATES:
+            raise InvalidConfigError(f"apq state must be one of {', '.join(STATES)}, got {self.state!r}")
+        _fraction("apq distinctness", self.distinctness, 0.0, 1.0, open_low=False)
         _fraction("apq k_percent", self.k_percent, 0.0, 100.0)
         _fraction("apq outlier_fraction", self.outlier_fraction, 0.0, 1.0)
         _fraction("apq eps", self.eps, 0.0, 1.0)
         _positive_int("apq min_pts", self.min_pts)
         _fraction("apq sdm_window", self.sdm_window, 0.0, 1.0)
         _fraction("apq sdm_threshold", self.sdm_threshold, 0.0, 1.0)
+        if self.far_model not in FAR_MODELS:
+            raise InvalidConfigError(
+                f"apq far_model must be one of {', '.join(FAR_MODELS)}, got {self.far_model!r}"
+            )
         _fraction("apq ridge_max_distance", self.ridge_max_distance, 0.0, 1.0)
         _fraction("apq ridge_alpha", self.ridge_alpha, 0.0, 1e12, open_low=False)
         _positive_int("apq ridge_min_jobs", self.ridge_min_jobs, 2)
@@ -272,13 +312,15 @@ TUNING: dict[str, dict[str, tuple[Any, ...]]] = {
     "apq": {
         "history": (2000, 4000, 6000),
         "bins": (5, 10, 20),
-        "state": ("distributions", "summaries"),
+        "state": STATES,
+        "distinctness": (0.4, 0.5, 0.6),
         "k_percent": (1.0, 3.0, 5.0),
         "outlier_fraction": (0.1, 0.5, 0.9),
         "eps": (0.05, 0.1),
         "min_pts": (2, 3, 5),
         "sdm_window": (0.01, 0.05, 0.1),
         "sdm_threshold": (0.3, 0.45, 0.6),
+        "far_model": FAR_MODELS,
         "ridge_max_distance": (0.4, 0.7, 1.0),
         "neighbors": (1, 5, 10, 20),
     },
@@ -286,6 +328,9 @@ TUNING: dict[str, dict[str, tuple[Any, ...]]] = {
     "qbets": {"history": (2000, 4000, 6000)},
 }
 """Values tried on the validation set, one parameter at a time (within 003 Table IV's ranges)."""
+
+_APPLIES: dict[str, Callable[[Any], bool]] = {"distinctness": lambda cfg: cfg.state == "adaptive"}
+"""Parameters tuned only when they can change the predictions."""
 
 
 # ---------------------------------------------------------------- the log's system state
@@ -721,7 +766,10 @@ def apq_chain(
     n = len(d)
     kn = min(n, max(cfg.min_pts, math.ceil(cfg.k_percent / 100.0 * n)))
     near = np.argpartition(d, kn - 1)[:kn] if kn < n else np.arange(n)
-    if d[near].mean() <= cfg.sdm_threshold:
+    if d[near].mean() > cfg.sdm_threshold:  # case A: the neighbours are too far away
+        if cfg.far_model == "weighted_average":
+            return nearest_average(d_summary, waits, cfg.neighbors), WEIGHTED
+    else:
         wn = waits[near]
         top = wn.max()
         if _noise(d[near], wn / top if top > 0 else wn, cfg) < cfg.outlier_fraction * kn:
@@ -793,7 +841,9 @@ def _run_apq(ctx: _Context, targets: np.ndarray, cfgs: Sequence[APQConfig], prog
             waits = waits_all[h]
             if n % base.weight_refresh == 0 or len(w_sum) == 0:
                 w_sum, w_dist = apq_weights(summary[h], hist[h], waits)
-            d, d_summary = apq_distances(base.state, summary, hist, h, int(j), w_sum, w_dist)
+            d, d_summary = apq_distances(
+                base.state, summary, hist, h, int(j), w_sum, w_dist, distinctness=base.distinctness
+            )
             for c, cfg in enumerate(cfgs):
                 pred[c, n], case[c, n] = apq_chain(cfg, d, d_summary, waits, summary[h], summary[j])
     return pred, case
@@ -820,19 +870,45 @@ def apq_distances(
     j: int,
     w_sum: np.ndarray,
     w_dist: np.ndarray,
+    *,
+    distinctness: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(d, d_summary)``: distances of the history jobs ``h`` to job ``j`` (rows of ``summary``, ``hist``).
 
     ``d`` by ``state``'s metric (eq. 2 for ``"distributions"``, eq. 3-4 for
-    ``"summaries"``), ``d_summary`` the feature-summary distance; ``w_sum`` and ``w_dist``
-    from :func:`apq_weights`.
+    ``"summaries"``; for ``"adaptive"`` eq. 2 when job ``j``'s
+    :func:`histogram_distinctness` is at least ``distinctness``, else eq. 3-4),
+    ``d_summary`` the feature-summary distance; ``w_sum`` and ``w_dist`` from
+    :func:`apq_weights`.
     """
     nd = normalized_differences(summary[h], summary[j])
     d_summary = _weighted(nd, w_sum)
-    if state == "summaries":
+    if state == "summaries" or (state == "adaptive" and histogram_distinctness(hist[j]) < distinctness):
         return d_summary, d_summary
     parts = np.column_stack([nd[:, :2], chi2_distances(hist, h, j)])
     return _weighted(parts, w_dist), d_summary
+
+
+def histogram_distinctness(hist: np.ndarray) -> np.ndarray | float:
+    """How far from uniform the Table I histograms ``hist[..., 6, bins]`` are, in [0, 1].
+
+    One minus the Shannon entropy of each non-empty histogram over ``log(bins)``,
+    averaged over the non-empty ones; 0 when all six are empty (no shape to compare).
+
+    >>> flat, peaked = np.full(4, 0.25), np.array([1.0, 0, 0, 0])
+    >>> float(histogram_distinctness(np.stack([flat, peaked, np.zeros(4), flat, peaked, np.zeros(4)])))
+    0.5
+    """
+    p = np.asarray(hist, np.float64)
+    bins = p.shape[-1]
+    if bins < 2:
+        return np.zeros(p.shape[:-2]) if p.ndim > 2 else 0.0
+    logp = np.log(np.where(p > 0, p, 1.0))
+    shape = 1.0 + (p * logp).sum(axis=-1) / math.log(bins)
+    filled = p.sum(axis=-1) > 0
+    count = filled.sum(axis=-1)
+    out = np.where(count > 0, (shape * filled).sum(axis=-1) / np.maximum(count, 1), 0.0)
+    return float(out) if out.ndim == 0 else out
 
 
 def ibl_distances(f_hist: np.ndarray, f_target: np.ndarray) -> np.ndarray:
@@ -885,7 +961,7 @@ def _run_qbets(ctx: _Context, targets: np.ndarray, cfgs: Sequence[QBETSConfig], 
 
 _RUNNERS: dict[str, Callable[..., tuple]] = {"apq": _run_apq, "ibl": _run_ibl, "qbets": _run_qbets}
 _SHARED = {
-    "apq": ("history", "bins", "state", "max_time_s", "weight_refresh"),
+    "apq": ("history", "bins", "state", "distinctness", "max_time_s", "weight_refresh"),
     "ibl": ("history",),
     "qbets": (),
 }
@@ -941,7 +1017,7 @@ def tune(
     rows: list[dict[str, Any]] = [{"parameter": "base", "value": None, "aae_hours": best}]
     for name, values in TUNING[method].items():
         alternatives = [v for v in values if v != getattr(cfg, name)]
-        if name in fixed or not alternatives:
+        if name in fixed or not alternatives or not _APPLIES.get(name, bool)(cfg):
             continue
         cfgs = [dataclasses.replace(cfg, **{name: v}) for v in alternatives]
         results = _run_many(ctx, method, targets, cfgs, progress)
@@ -1136,7 +1212,9 @@ def compare_aae(a: WaitPrediction, b: WaitPrediction, block: int = 1000, seed: i
     share a system state), so the pairs are blocks of consecutive jobs (the evaluation
     protocol's windows), not single jobs; the interval is the BCa bootstrap of
     :func:`hpcgym.metrics.paired_difference_ci` (needs the ``stats`` extra). A negative
-    interval means ``a`` is more accurate.
+    interval means ``a`` is more accurate. When ``a`` is APQ, ``by_case`` splits the
+    jobs by the model of APQ's chain that answered them (:data:`CASES`) and gives both
+    AAEs on each part, to show where APQ gains or loses.
 
     Raises:
         InvalidConfigError: the two predict different jobs, or ``block`` < 1.
@@ -1150,7 +1228,7 @@ def compare_aae(a: WaitPrediction, b: WaitPrediction, block: int = 1000, seed: i
     ea = np.array_split(np.abs(a.predicted - a.actual) / 3600.0, blocks)
     eb = np.array_split(np.abs(b.predicted - b.actual) / 3600.0, blocks)
     mean, low, high = paired_difference_ci([x.mean() for x in ea], [x.mean() for x in eb], seed=seed)
-    return {
+    out: dict[str, Any] = {
         "a": a.method,
         "b": b.method,
         "blocks": blocks,
@@ -1158,6 +1236,18 @@ def compare_aae(a: WaitPrediction, b: WaitPrediction, block: int = 1000, seed: i
         "ci_low": low,
         "ci_high": high,
     }
+    if a.method == "apq":
+        out["by_case"] = [
+            {
+                "case": name,
+                "jobs": int(part.sum()),
+                "a_aae_hours": aae_hours(a.predicted[part], a.actual[part]),
+                "b_aae_hours": aae_hours(b.predicted[part], b.actual[part]),
+            }
+            for i, name in enumerate(CASES)
+            if (part := a.case == i).any()
+        ]
+    return out
 
 
 # ---------------------------------------------------------------- online, inside a simulation
@@ -1248,7 +1338,7 @@ class OnlineWaitPredictor:
         self._fresh = np.zeros(n, np.int64)
         self._counts = np.zeros(2, np.int64)  # history length, tracked jobs
         self._summary = np.zeros((n if self.method != "qbets" else 0, len(FEATURES)))
-        self._distributions = self.method == "apq" and cfg.state == "distributions"
+        self._distributions = self.method == "apq" and cfg.state != "summaries"
         bins = cfg.bins if self.method == "apq" else 1
         self._hist = np.zeros((n if self._distributions else 0, 6, bins))
         self._inv_log_t = 1.0 / np.log1p(cfg.max_time_s) if self.method == "apq" else 0.0
@@ -1342,7 +1432,9 @@ class OnlineWaitPredictor:
         if self._weights is None or self._predictions % cfg.weight_refresh == 0:
             hist_h = self._hist[h] if self._distributions else np.zeros((len(h), 6, 1))
             self._weights = apq_weights(self._summary[h], hist_h, waits)
-        d, d_summary = apq_distances(cfg.state, self._summary, self._hist, h, j, *self._weights)
+        d, d_summary = apq_distances(
+            cfg.state, self._summary, self._hist, h, j, *self._weights, distinctness=cfg.distinctness
+        )
         self.predicted[j], self.case[j] = apq_chain(
             cfg, d, d_summary, waits, self._summary[h], self._summary[j]
         )

@@ -122,6 +122,12 @@ def _waitpred(args: argparse.Namespace) -> int:
             f"{c['a']} - {c['b']}: AAE {c['aae_difference_hours']:+.2f} h, 95 % CI "
             f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}] over {c['blocks']} blocks of consecutive test jobs"
         )
+        if c.get("by_case"):
+            parts = (
+                f"{p['case']} {p['jobs']:,} jobs {p['a_aae_hours']:.2f} / {p['b_aae_hours']:.2f}"
+                for p in c["by_case"]
+            )
+            print(f"  AAE [h] {c['a']} / {c['b']} on the jobs of each APQ model: " + "; ".join(parts))
     if args.json is not None:
         full = [{**row, "tuning": r.tuning} for row, r in zip(rows, results, strict=True)]
         args.json.write_text(

@@ -20,12 +20,16 @@ from hpcgym.waitpred import (
     LogState,
     Protocol,
     QBETSConfig,
+    _Context,
     apq_chain,
+    apq_distances,
     dbscan_noise,
+    histogram_distinctness,
     normalized_differences,
     predict_waits,
     qbets_bound,
     qbets_rank,
+    tune,
 )
 from hpcgym.workload import load_default
 from tests.conftest import examples
@@ -134,16 +138,20 @@ def _perturb_after(s: LogState, j: int, rng: np.random.Generator) -> LogState:
     return LogState.from_columns(s.submit, wait, runtime, size, est, user, procs=s.procs, name=s.name)
 
 
-@pytest.mark.parametrize("method", ["apq", "ibl", "qbets"])
+@pytest.mark.parametrize("method", ["apq", "apq-adaptive", "ibl", "qbets"])
 def test_no_prediction_reads_the_future(method):
     s = LogState.from_workload(load_default().window(3000))
     targets = np.arange(2400, 2460)
     protocol = Protocol(1000, 1500, 500, 2001, 3000)
     cfg = {
         "apq": APQConfig(history=1000, weight_refresh=20),
+        "apq-adaptive": APQConfig(  # 47 of the 60 targets compared by summaries, 13 by distributions
+            history=1000, weight_refresh=20, state="adaptive", distinctness=0.75, far_model="weighted_average"
+        ),
         "ibl": IBLConfig(history=1000),
         "qbets": QBETSConfig(history=1000),
     }[method]
+    method = method.partition("-")[0]
     before = predict_waits(s, method, config=cfg, protocol=protocol, jobs=targets, tune_on_validation=False)
     future = _perturb_after(s, int(targets[-1]), np.random.default_rng(0))
     assert not np.array_equal(future.wait, s.wait)
@@ -260,20 +268,74 @@ def test_apq_chain_picks_sdm_regression_and_the_weighted_average():
     waits = np.concatenate([np.full(30, 600.0), rng.uniform(0, 1e5, n - 30)])
     pred, case = apq_chain(cfg, d, d, waits, f_hist, f_hist[0])
     assert (pred, case) == (pytest.approx(600.0), 0)
-    # everything far away: the regression, a linear model of the features, fits waits exactly
+    # everything far away (case A): by default the regression, a linear model of the
+    # features, which fits these waits exactly
     far = rng.uniform(0.5, 0.6, n)
     linear = 1000 + 500 * f_hist[:, 2]
-    pred, case = apq_chain(cfg, far, far, linear, f_hist, f_hist[7])
+    regress = cfg
+    pred, case = apq_chain(regress, far, far, linear, f_hist, f_hist[7])
     assert case == 1 and pred == pytest.approx(linear[7], rel=1e-2)
+    # ... or, with far_model="weighted_average", the weighted average of the nearest by
+    # summary distance (here the nearest, weight exp(-0.2**2), and the next at 0.3)
+    d_summary = np.full(n, 0.9)
+    d_summary[[11, 12]] = 0.2, 0.3
+    weighted = dataclasses.replace(cfg, neighbors=2, far_model="weighted_average")
+    pred, case = apq_chain(weighted, far, d_summary, linear, f_hist, f_hist[7])
+    w = np.exp(-np.array([0.04, 0.09]))
+    assert case == 2 and pred == pytest.approx((w @ linear[[11, 12]]) / w.sum())
     # a negative regression output: the weighted average of the nearest by summary distance
     negative = 1000 - 5000 * f_hist[:, 2]
     target = f_hist[int(np.argmin(negative))]
     pred, case = apq_chain(
-        dataclasses.replace(cfg, neighbors=1), far, far, np.maximum(negative, 0) + 1, f_hist, target
+        dataclasses.replace(regress, neighbors=1), far, far, np.maximum(negative, 0) + 1, f_hist, target
     )
     assert case in (1, 2)
     if case == 2:
         assert pred == (np.maximum(negative, 0) + 1)[int(np.argmin(far))]
+
+
+def test_histogram_distinctness_by_hand():
+    bins = 4
+    flat, peaked, empty = np.full(bins, 0.25), np.eye(bins)[0], np.zeros(bins)
+    half = np.array([0.5, 0.5, 0.0, 0.0])  # entropy log 2 of log 4: distinctness 1/2
+    hist = np.stack(
+        [
+            np.stack([flat] * 6),  # all uniform: 0
+            np.stack([peaked] * 6),  # all in one bin: 1
+            np.stack([half, peaked, empty, empty, empty, empty]),  # mean of the two non-empty
+            np.stack([empty] * 6),  # nothing queued or running: 0
+        ]
+    )
+    np.testing.assert_allclose(histogram_distinctness(hist), [0.0, 1.0, 0.75, 0.0])
+
+
+def test_the_adaptive_state_uses_distributions_only_for_distinct_histograms():
+    rng = np.random.default_rng(5)
+    n, bins = 50, 4
+    summary = rng.random((n + 2, len(FEATURES)))
+    hist = rng.dirichlet(np.ones(bins), size=(n + 2, 6))
+    hist[n] = np.eye(bins)[1]  # target n: every histogram in one bin, distinctness 1
+    hist[n + 1] = 1.0 / bins  # target n + 1: all uniform, distinctness 0
+    h = np.arange(n)
+    w_sum, w_dist = rng.random(len(FEATURES)), rng.random(8)
+    for j in (n, n + 1):
+        dist = apq_distances("distributions", summary, hist, h, j, w_sum, w_dist)
+        summ = apq_distances("summaries", summary, hist, h, j, w_sum, w_dist)
+        assert not np.allclose(dist[0], summ[0])
+        adaptive = apq_distances("adaptive", summary, hist, h, j, w_sum, w_dist, distinctness=0.5)
+        np.testing.assert_array_equal(adaptive[0], (dist if j == n else summ)[0])
+        np.testing.assert_array_equal(adaptive[1], summ[1])
+
+
+def test_tuning_tries_distinctness_only_in_the_adaptive_state():
+    s = LogState.from_workload(load_default().window(3000))
+    fixed = {k: v for k, v in dataclasses.asdict(APQConfig(history=500)).items() if k != "distinctness"}
+    ctx = _Context(s, 2200, 999)
+    targets = np.arange(2100, 2200)
+    _, rows = tune(ctx, "apq", targets, APQConfig(history=500), fixed=fixed)
+    assert [r["parameter"] for r in rows] == ["base", "tuned"]
+    _, rows = tune(ctx, "apq", targets, APQConfig(history=500, state="adaptive"), fixed=fixed)
+    assert [r["value"] for r in rows if r["parameter"] == "distinctness"] == [0.5, 0.6]
 
 
 def test_the_sklearn_backend_gives_the_same_predictions():
@@ -320,7 +382,9 @@ def test_a_trace_too_short_for_the_protocol_names_the_job_counts():
     [
         ({"method": "sjf"}, "method must be one of apq, ibl, qbets"),
         ({"params": {"k_percent": 0}}, "k_percent"),
-        ({"params": {"state": "both"}}, "state must be"),
+        ({"params": {"state": "both"}}, "state must be one of distributions, summaries, adaptive"),
+        ({"params": {"far_model": "sdm"}}, "far_model must be one of regression, weighted_average"),
+        ({"params": {"distinctness": 1.5}}, "apq distinctness"),
         ({"params": {"no_such": 1}}, "unknown parameter 'no_such'"),
         ({"params": {"history": 2.5}}, "apq history"),
         ({"jobs": [10**6]}, "jobs must be"),
@@ -396,6 +460,16 @@ def test_compare_aae_pairs_blocks_of_consecutive_jobs():
     assert c["blocks"] == 10
     assert c["ci_low"] <= c["aae_difference_hours"] <= c["ci_high"] < 0
     assert c["aae_difference_hours"] == pytest.approx(a.aae_hours - b.aae_hours)
+    whole = {"case": "sdm", "jobs": n, "a_aae_hours": a.aae_hours, "b_aae_hours": b.aae_hours}
+    assert c["by_case"] == [whole]
+    # APQ's jobs split by the model that answered them: each part's AAE of both methods
+    case = np.where(np.arange(n) < 1000, 2, 0).astype(np.int8)
+    split = compare_aae(dataclasses.replace(a, case=case), b, block=500)["by_case"]
+    assert [(p["case"], p["jobs"]) for p in split] == [("sdm", 4000), ("weighted_average", 1000)]
+    err_a, err_b = np.abs(a.predicted - actual) / 3600, np.abs(b.predicted - actual) / 3600
+    assert split[1]["a_aae_hours"] == pytest.approx(err_a[:1000].mean())
+    assert split[1]["b_aae_hours"] == pytest.approx(err_b[:1000].mean())
+    assert "by_case" not in compare_aae(b, a, block=500)
     with pytest.raises(InvalidConfigError, match="different jobs"):
         compare_aae(a, dataclasses.replace(b, jobs=np.arange(1, n + 1)))
 
@@ -417,7 +491,13 @@ def test_cli_compares_apq_with_a_confidence_interval(tmp_path, capsys):
     ]
     argv += ["--predictions", str(tmp_path / "p.csv")]
     assert main(argv) == 0
-    assert re.search(r"apq - qbets: AAE [-+]\d+\.\d\d h, 95 % CI \[", capsys.readouterr().out)
+    out = capsys.readouterr().out
+    assert re.search(r"apq - qbets: AAE [-+]\d+\.\d\d h, 95 % CI \[", out)
+    assert re.search(
+        r"AAE \[h\] apq / qbets on the jobs of each APQ model: "
+        r"sdm [\d,]+ jobs \d+\.\d\d / ",
+        out,
+    )
     data = json.loads((tmp_path / "w.json").read_text())
     assert data["comparisons"][0]["blocks"] == 1 and data["rows"][0]["cases"]
     lines = (tmp_path / "p.csv").read_text().splitlines()
