@@ -80,9 +80,11 @@ the trace reader dropped (the load report), which no simulation sees.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -656,15 +658,16 @@ class MoldingResult:
     utilization: dict[str, float]
     schedule: Schedule | None = field(default=None, repr=False)
 
-    def comparison(self) -> dict[str, float]:
-        """Managed minus baseline mean response (min), paired over blocks of consecutive jobs, 95 % CI."""
-        from hpcgym.metrics import paired_difference_ci
-
+    def block_means(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(managed, baseline)`` mean response (min) of each block of ``config.block`` consecutive jobs."""
         blocks = max(1, len(self.jobs) // self.config.block)
         man = [b.mean() / 60 for b in np.array_split(self.wait + self.runtime, blocks)]
         base = [b.mean() / 60 for b in np.array_split(self.baseline_wait + self.baseline_runtime, blocks)]
-        mean, low, high = paired_difference_ci(man, base, seed=self.config.seed)
-        return {"blocks": blocks, "response_difference_min": mean, "ci_low": low, "ci_high": high}
+        return np.array(man), np.array(base)
+
+    def comparison(self) -> dict[str, float]:
+        """Managed minus baseline mean response (min), paired over blocks of consecutive jobs, 95 % CI."""
+        return over_seeds([self])
 
     def paper(self) -> tuple[int, ...] | None:
         """003's Table VIII or IX row for this trace, or None."""
@@ -730,6 +733,46 @@ class MoldingResult:
             "wait_s": self.wait,
             "runtime_s": self.runtime,
         }
+
+
+def over_seeds(results: Sequence[MoldingResult]) -> dict[str, Any]:
+    """Managed minus baseline mean response (min) over runs that differ only in the seed, 95 % CI.
+
+    The roulette wheel's draws move a run's mean response a lot (a few long draws at a
+    larger size can fill the machine for days), so one seed is one sample of the
+    manager's effect. Each block's managed mean response is averaged over the runs and
+    paired with the block's baseline (the same in every run); the interval is the BCa
+    bootstrap over the blocks (:func:`hpcgym.metrics.paired_difference_ci`). With one
+    run it is that run's :meth:`MoldingResult.comparison`.
+
+    Raises:
+        InvalidConfigError: no run, or runs of different jobs, modes or configs other than the seed.
+    """
+    from hpcgym.metrics import paired_difference_ci
+
+    if not results:
+        raise InvalidConfigError("over_seeds: no run given")
+    first = results[0]
+    for r in results[1:]:
+        if (
+            r.trace != first.trace
+            or not np.array_equal(r.jobs, first.jobs)
+            or dataclasses.replace(r.config, seed=first.config.seed) != first.config
+        ):
+            raise InvalidConfigError(
+                f"over_seeds: the runs must differ only in the seed; {r.trace} {r.mode} (seed "
+                f"{r.config.seed}) is not {first.trace} {first.mode} with another seed"
+            )
+    per_run = [r.block_means() for r in results]
+    man = np.mean([m for m, _ in per_run], axis=0)
+    mean, low, high = paired_difference_ci(man, per_run[0][1], seed=first.config.seed)
+    return {
+        "seeds": [r.config.seed for r in results],
+        "blocks": len(man),
+        "response_difference_min": mean,
+        "ci_low": low,
+        "ci_high": high,
+    }
 
 
 def _utilization(schedule: Any) -> float:
@@ -883,6 +926,14 @@ TABLE = [
 """The table ``hpcgym mold`` prints (minutes)."""
 
 
+def _seeds(text: str) -> tuple[int, ...]:
+    """``--seed``'s value: whole numbers >= 0, comma-separated, no repeats."""
+    parts = [t.strip() for t in text.split(",")]
+    if not all(t.isdigit() for t in parts) or len(set(parts)) != len(parts):
+        raise argparse.ArgumentTypeError(f"{text!r}: give whole numbers >= 0, comma-separated, each once")
+    return tuple(int(t) for t in parts)
+
+
 def _configure(p: argparse.ArgumentParser) -> None:
     from hpcgym.cli import add_trace_arguments
 
@@ -895,7 +946,14 @@ def _configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--history", type=int, default=10_000, help="unmanaged jobs first, the predictors' history (10,000)"
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the roulette wheel (molded run times)")
+    p.add_argument(
+        "--seed",
+        type=_seeds,
+        default=(0,),
+        metavar="N[,N...]",
+        help="seed of the roulette wheel (molded run times); several (0,1,2): one run each, and their "
+        "blocks' mean response averaged over the seeds against EASY",
+    )
     p.add_argument(
         "--wait-predictor", choices=WAIT_PREDICTORS, default="apq", help="queue-wait predictor (default apq)"
     )
@@ -913,14 +971,18 @@ def _configure(p: argparse.ArgumentParser) -> None:
 def _mold(args: argparse.Namespace) -> int:
     from hpcgym.cli import load_trace
 
-    cfg = MoldingConfig(
-        mode=args.mode,
-        history=args.history,
-        jobs=args.jobs,
-        seed=args.seed,
-        wait_predictor=args.wait_predictor,
-        score_own=not args.no_score_own,
-    )
+    configs = [
+        MoldingConfig(
+            mode=args.mode,
+            history=args.history,
+            jobs=args.jobs,
+            seed=seed,
+            wait_predictor=args.wait_predictor,
+            score_own=not args.no_score_own,
+        )
+        for seed in args.seed
+    ]
+    cfg = configs[0]
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         raise InvalidConfigError(f"--out {args.out}: exists and is not a directory")
     trace_args = argparse.Namespace(**vars(args))
@@ -928,36 +990,60 @@ def _mold(args: argparse.Namespace) -> int:
     w = load_trace(trace_args)
     if w.report is not None:
         print(w.report, file=sys.stderr)
-    result = run_managed(w, cfg, progress=not args.no_progress)
-    row = result.summary()
-    notes = [
-        f"{row['molded']:,} of {row['jobs']:,} managed jobs molded ({row['expanded']:,} expanded, "
-        f"{row['shrunk']:,} shrunk), {row['no_candidate']:,} kept without a rangeSet to compare"
-    ]
-    if cfg.mode == "delay":
-        notes.append(f"{row['delayed']:,} jobs held by the manager, mean hold {row['mean_hold_min']:.1f} min")
-    if row["jobs_dropped"]:
-        notes.append(f"{row['jobs_dropped']:,} jobs dropped by the trace reader (see the load report)")
-    full = result.to_dict()
-    c = full["comparison"]
-    if c is not None:
+    results = [run_managed(w, c, progress=not args.no_progress) for c in configs]
+    rows = [r.summary() for r in results]
+    fulls = [r.to_dict() for r in results]
+    notes = []
+    for row, full in zip(rows, fulls, strict=True):
+        seed = f"seed {full['config']['seed']}: " if len(results) > 1 else ""
         notes.append(
-            f"managed - EASY mean response: {c['response_difference_min']:+.1f} min, 95 % CI "
-            f"[{c['ci_low']:+.1f}, {c['ci_high']:+.1f}] over {c['blocks']} blocks of consecutive jobs"
+            f"{seed}{row['molded']:,} of {row['jobs']:,} managed jobs molded ({row['expanded']:,} expanded, "
+            f"{row['shrunk']:,} shrunk), {row['no_candidate']:,} kept without a rangeSet to compare"
         )
-    print(format_table([row], TABLE, notes))
+        if cfg.mode == "delay":
+            notes.append(
+                f"{seed}{row['delayed']:,} jobs held by the manager, mean hold {row['mean_hold_min']:.1f} min"
+            )
+        c = full["comparison"]
+        if c is not None:
+            notes.append(
+                f"{seed}managed - EASY mean response: {c['response_difference_min']:+.1f} min, 95 % CI "
+                f"[{c['ci_low']:+.1f}, {c['ci_high']:+.1f}] over {c['blocks']} blocks of consecutive jobs"
+            )
+    if rows[0]["jobs_dropped"]:
+        notes.append(f"{rows[0]['jobs_dropped']:,} jobs dropped by the trace reader (see the load report)")
+    out: dict[str, Any] = fulls[0]
+    if len(results) > 1:
+        both = None
+        with contextlib.suppress(ImportError):
+            both = over_seeds(results)
+        out = {"runs": fulls, "over_seeds": both}
+        if both is not None:
+            notes.append(
+                f"over seeds {', '.join(map(str, both['seeds']))}: managed - EASY mean response "
+                f"{both['response_difference_min']:+.1f} min, 95 % CI [{both['ci_low']:+.1f}, "
+                f"{both['ci_high']:+.1f}] over {both['blocks']} blocks (each block's managed mean "
+                "averaged over the seeds)"
+            )
+    columns = TABLE if len(results) == 1 else [*TABLE[:2], ("seed", "seed", "d"), *TABLE[2:]]
+    shown = [{**row, "seed": full["config"]["seed"]} for row, full in zip(rows, fulls, strict=True)]
+    print(format_table(shown, columns, notes))
     if args.json is not None:
-        args.json.write_text(to_json(full))
+        args.json.write_text(to_json(out))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "summary.json").write_text(to_json(full))
-        table = result.table()
-        keys = list(table)
-        rows = [
-            dict(zip(keys, vals, strict=True))
-            for vals in zip(*(table[k].tolist() for k in keys), strict=True)
-        ]
-        write_csv(args.out / "jobs.csv", rows, keys)
+        (args.out / "summary.json").write_text(to_json(out))
+        keys = ["seed", *results[0].table()] if len(results) > 1 else list(results[0].table())
+        table_rows = []
+        for r in results:
+            table = r.table()
+            if len(results) > 1:
+                table = {"seed": np.full(len(r.jobs), r.config.seed), **table}
+            table_rows += [
+                dict(zip(keys, vals, strict=True))
+                for vals in zip(*(table[k].tolist() for k in keys), strict=True)
+            ]
+        write_csv(args.out / "jobs.csv", table_rows, keys)
     return 0
 
 
@@ -971,6 +1057,7 @@ __all__ = [
     "choose_size",
     "gain_score",
     "molded_estimate",
+    "over_seeds",
     "roulette",
     "run_managed",
     "settle_time",

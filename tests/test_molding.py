@@ -19,6 +19,7 @@ from hpcgym.molding import (
     choose_size,
     gain_score,
     molded_estimate,
+    over_seeds,
     roulette,
     run_managed,
     settle_time,
@@ -140,6 +141,21 @@ def test_same_seed_same_molding_decisions(slice_2100):
     np.testing.assert_array_equal(a.wait, b.wait)
     others = [run_managed(slice_2100, MoldingConfig(seed=s, **SMALL)) for s in (2, 3)]
     assert any(not np.array_equal(a.runtime, o.runtime) for o in others), "the seed changes nothing"
+
+
+def test_over_seeds_averages_each_blocks_managed_mean_over_the_runs(slice_2100):
+    runs = [run_managed(slice_2100, MoldingConfig(seed=s, block=100, **SMALL)) for s in (1, 2)]
+    one = over_seeds(runs[:1])
+    assert one == runs[0].comparison() and one["seeds"] == [1]
+    both = over_seeds(runs)
+    (m1, base), (m2, base2) = runs[0].block_means(), runs[1].block_means()
+    np.testing.assert_array_equal(base, base2)  # the same EASY baseline in every run
+    assert both["seeds"] == [1, 2] and both["blocks"] == len(base)
+    assert both["response_difference_min"] == pytest.approx(((m1 + m2) / 2 - base).mean())
+    assert both["ci_low"] <= both["response_difference_min"] <= both["ci_high"]
+    other = run_managed(slice_2100, MoldingConfig(seed=3, block=100, **{**SMALL, "wait_predictor": "ibl"}))
+    with pytest.raises(InvalidConfigError, match="differ only in the seed"):
+        over_seeds([runs[0], other])
 
 
 # ------------------------------------------------------------------ the hold queue
@@ -272,6 +288,23 @@ def test_cli_runs_and_writes_its_outputs(tmp_path, capsys):
     data = json.loads((tmp_path / "m.json").read_text())
     assert data["jobs"] == 400 and data["mode"] == "delay" and data["config"]["history"] == 1500
     assert (tmp_path / "o" / "jobs.csv").read_text().startswith("job,original_size,size,hold_s")
+
+
+def test_cli_several_seeds_prints_each_and_their_mean(tmp_path, capsys):
+    from hpcgym.cli import main
+
+    argv = ["mold", "--no-progress", "--history", "1500", "--jobs", "400", "--wait-predictor", "qbets"]
+    argv += ["--seed", "1,2", "--json", str(tmp_path / "m.json"), "--out", str(tmp_path / "o")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "seed 1: managed - EASY" in out and "seed 2: managed - EASY" in out and "over seeds 1, 2" in out
+    data = json.loads((tmp_path / "m.json").read_text())
+    assert [r["config"]["seed"] for r in data["runs"]] == [1, 2] and data["over_seeds"]["seeds"] == [1, 2]
+    lines = (tmp_path / "o" / "jobs.csv").read_text().splitlines()
+    assert lines[0].startswith("seed,job,") and len(lines) == 1 + 2 * 400
+    with pytest.raises(SystemExit):  # a repeated seed: argparse's usage error
+        main([*argv[:-6], "--seed", "1,1"])
+    assert "each once" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
