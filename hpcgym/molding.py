@@ -665,7 +665,7 @@ class MoldingResult:
         base = [b.mean() / 60 for b in np.array_split(self.baseline_wait + self.baseline_runtime, blocks)]
         return np.array(man), np.array(base)
 
-    def comparison(self) -> dict[str, float]:
+    def comparison(self) -> dict[str, Any]:
         """Managed minus baseline mean response (min), paired over blocks of consecutive jobs, 95 % CI."""
         return over_seeds([self])
 
