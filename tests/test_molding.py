@@ -277,15 +277,19 @@ def test_bad_config_raises_clear_errors(kwargs, match):
         MoldingConfig(**kwargs)
 
 
-def test_cli_runs_and_writes_its_outputs(tmp_path, capsys):
+def _mold_cli(tmp_path, capsys, *extra: str) -> tuple[str, dict]:
+    """``hpcgym mold`` on the bundled slice (1,500 history jobs, 400 managed, QBETS): stdout and the JSON."""
     from hpcgym.cli import main
 
-    argv = ["mold", "--no-progress", "--mode", "delay", "--history", "1500", "--jobs", "400"]
-    argv += ["--wait-predictor", "qbets", "--json", str(tmp_path / "m.json"), "--out", str(tmp_path / "o")]
+    argv = ["mold", "--no-progress", "--history", "1500", "--jobs", "400", "--wait-predictor", "qbets"]
+    argv += [*extra, "--json", str(tmp_path / "m.json"), "--out", str(tmp_path / "o")]
     assert main(argv) == 0
-    out = capsys.readouterr().out
+    return capsys.readouterr().out, json.loads((tmp_path / "m.json").read_text())
+
+
+def test_cli_runs_and_writes_its_outputs(tmp_path, capsys):
+    out, data = _mold_cli(tmp_path, capsys, "--mode", "delay")
     assert "reduction %" in out and "jobs held by the manager" in out and "95 % CI" in out
-    data = json.loads((tmp_path / "m.json").read_text())
     assert data["jobs"] == 400 and data["mode"] == "delay" and data["config"]["history"] == 1500
     assert (tmp_path / "o" / "jobs.csv").read_text().startswith("job,original_size,size,hold_s")
 
@@ -293,17 +297,13 @@ def test_cli_runs_and_writes_its_outputs(tmp_path, capsys):
 def test_cli_several_seeds_prints_each_and_their_mean(tmp_path, capsys):
     from hpcgym.cli import main
 
-    argv = ["mold", "--no-progress", "--history", "1500", "--jobs", "400", "--wait-predictor", "qbets"]
-    argv += ["--seed", "1,2", "--json", str(tmp_path / "m.json"), "--out", str(tmp_path / "o")]
-    assert main(argv) == 0
-    out = capsys.readouterr().out
+    out, data = _mold_cli(tmp_path, capsys, "--seed", "1,2")
     assert "seed 1: managed - EASY" in out and "seed 2: managed - EASY" in out and "over seeds 1, 2" in out
-    data = json.loads((tmp_path / "m.json").read_text())
     assert [r["config"]["seed"] for r in data["runs"]] == [1, 2] and data["over_seeds"]["seeds"] == [1, 2]
     lines = (tmp_path / "o" / "jobs.csv").read_text().splitlines()
     assert lines[0].startswith("seed,job,") and len(lines) == 1 + 2 * 400
     with pytest.raises(SystemExit):  # a repeated seed: argparse's usage error
-        main([*argv[:-6], "--seed", "1,1"])
+        main(["mold", "--no-progress", "--jobs", "400", "--seed", "1,1"])
     assert "each once" in capsys.readouterr().err
 
 
