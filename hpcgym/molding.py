@@ -104,9 +104,9 @@ from hpcgym.waitpred import (
     QBETSConfig,
     _weighted,
     apq_chain,
+    by_distributions,
     chi2_distances,
     gaussian_average,
-    histogram_distinctness,
     normalized_differences,
     qbets_bound,
     spearman_weights,
@@ -447,9 +447,7 @@ class LiveWaitPredictor:
             self.w_dist = np.concatenate([self.w_sum[:2], spearman_weights(norms, waits)])
         self.predictions += 1
         chi = None
-        if cfg.state == "distributions" or (
-            cfg.state == "adaptive" and histogram_distinctness(hist) >= cfg.distinctness
-        ):
+        if by_distributions(cfg.state, hist, cfg.distinctness):
             self.hist[-1] = hist
             chi = chi2_distances(self.hist, h, len(self.hist) - 1)
         for i, f in enumerate(targets):
@@ -991,11 +989,10 @@ def _mold(args: argparse.Namespace) -> int:
     if w.report is not None:
         print(w.report, file=sys.stderr)
     results = [run_managed(w, c, progress=not args.no_progress) for c in configs]
-    rows = [r.summary() for r in results]
-    fulls = [r.to_dict() for r in results]
+    fulls = [r.to_dict() for r in results]  # the summary, the config and the comparison
     notes = []
-    for row, full in zip(rows, fulls, strict=True):
-        seed = f"seed {full['config']['seed']}: " if len(results) > 1 else ""
+    for row in fulls:
+        seed = f"seed {row['config']['seed']}: " if len(results) > 1 else ""
         notes.append(
             f"{seed}{row['molded']:,} of {row['jobs']:,} managed jobs molded ({row['expanded']:,} expanded, "
             f"{row['shrunk']:,} shrunk), {row['no_candidate']:,} kept without a rangeSet to compare"
@@ -1004,14 +1001,14 @@ def _mold(args: argparse.Namespace) -> int:
             notes.append(
                 f"{seed}{row['delayed']:,} jobs held by the manager, mean hold {row['mean_hold_min']:.1f} min"
             )
-        c = full["comparison"]
+        c = row["comparison"]
         if c is not None:
             notes.append(
                 f"{seed}managed - EASY mean response: {c['response_difference_min']:+.1f} min, 95 % CI "
                 f"[{c['ci_low']:+.1f}, {c['ci_high']:+.1f}] over {c['blocks']} blocks of consecutive jobs"
             )
-    if rows[0]["jobs_dropped"]:
-        notes.append(f"{rows[0]['jobs_dropped']:,} jobs dropped by the trace reader (see the load report)")
+    if fulls[0]["jobs_dropped"]:
+        notes.append(f"{fulls[0]['jobs_dropped']:,} jobs dropped by the trace reader (see the load report)")
     out: dict[str, Any] = fulls[0]
     if len(results) > 1:
         both = None
@@ -1026,7 +1023,7 @@ def _mold(args: argparse.Namespace) -> int:
                 "averaged over the seeds)"
             )
     columns = TABLE if len(results) == 1 else [*TABLE[:2], ("seed", "seed", "d"), *TABLE[2:]]
-    shown = [{**row, "seed": full["config"]["seed"]} for row, full in zip(rows, fulls, strict=True)]
+    shown = [{**row, "seed": row["config"]["seed"]} for row in fulls]
     print(format_table(shown, columns, notes))
     if args.json is not None:
         args.json.write_text(to_json(out))

@@ -883,10 +883,21 @@ def apq_distances(
     """
     nd = normalized_differences(summary[h], summary[j])
     d_summary = _weighted(nd, w_sum)
-    if state == "summaries" or (state == "adaptive" and histogram_distinctness(hist[j]) < distinctness):
+    if not by_distributions(state, hist[j], distinctness):
         return d_summary, d_summary
     parts = np.column_stack([nd[:, :2], chi2_distances(hist, h, j)])
     return _weighted(parts, w_dist), d_summary
+
+
+def by_distributions(state: str, hist: np.ndarray, distinctness: float) -> bool:
+    """Whether APQ compares a job with histograms ``hist`` by its distributions (eq. 2).
+
+    ``"distributions"``: always; ``"summaries"``: never; ``"adaptive"``: when the job's
+    :func:`histogram_distinctness` is at least ``distinctness`` (003 II-A).
+    """
+    if state == "adaptive":
+        return bool(histogram_distinctness(hist) >= distinctness)
+    return state == "distributions"
 
 
 def histogram_distinctness(hist: np.ndarray) -> np.ndarray | float:
@@ -1017,7 +1028,8 @@ def tune(
     rows: list[dict[str, Any]] = [{"parameter": "base", "value": None, "aae_hours": best}]
     for name, values in TUNING[method].items():
         alternatives = [v for v in values if v != getattr(cfg, name)]
-        if name in fixed or not alternatives or not _APPLIES.get(name, bool)(cfg):
+        applies = _APPLIES.get(name)
+        if name in fixed or not alternatives or (applies is not None and not applies(cfg)):
             continue
         cfgs = [dataclasses.replace(cfg, **{name: v}) for v in alternatives]
         results = _run_many(ctx, method, targets, cfgs, progress)

@@ -259,12 +259,11 @@ class UserSubmitEnv(gym.Env[np.ndarray, np.ndarray]):
             return None
         if getattr(self, "sim", None) is None:
             return None
-        v, sizes = self.sim.view, self.sim.machine.total
-        step = min(self.step_index, len(self.managed))
+        v, total = self.sim.view, int(self.sim.machine.total[0])
         return (
-            f"t={v.now:.0f}s step={step}/{len(self.managed)} job={self.job} "
+            f"t={v.now:.0f}s step={self.step_index}/{len(self.managed)} job={self.job} "
             f"size={int(self.w.procs_req[self.job])} candidates={list(self.candidates)} "
-            f"queue={v.queue_length} running={len(v.running)} free={int(v.free_total[0])}/{int(sizes[0])} "
+            f"queue={v.queue_length} running={len(v.running)} free={int(v.free_total[0])}/{total} "
             f"molded={self.molded} held={self.held}"
         )
 
