@@ -413,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
             old = path.read_text() if path.is_file() else ""
             if old != text:
                 case_changed += 1
-                diff = difflib.unified_diff(old.splitlines(), text.splitlines(), "recorded", "now", lineterm="")
+                diff = difflib.unified_diff(old.splitlines(), text.splitlines(), "was", "now", lineterm="")
                 print("\n".join(list(diff)[:60]))
         print(f"{name}: {'CHANGED' if case_changed else 'ok'}")
         changed += case_changed
