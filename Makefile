@@ -35,17 +35,17 @@ test: $(FULL_STAMP)
 # (the Hypothesis profile "long" of tests/conftest.py); the default profile stays fast.
 long-test: $(FULL_STAMP)
 	HYPOTHESIS_PROFILE=long $(PY) -m pytest -q -n 2 -m "not expensive" \
-		tests/test_properties.py tests/test_reference.py tests/test_env_baselines.py tests/test_workload.py \
-		tests/test_allocator.py tests/test_machine.py tests/test_generate.py
+		tests/sim/test_properties.py tests/baselines/test_reference.py tests/env/test_env_baselines.py tests/workloads/test_workload.py \
+		tests/machine/test_allocator.py tests/machine/test_machine.py tests/workloads/test_generate.py
 
 # The env under Ray RLlib, in a venv of its own: ray[rllib] pins its own Gymnasium release,
-# so it is not one of the extras `make test` installs (tests/test_rllib.py skips there).
+# so it is not one of the extras `make test` installs (tests/env/test_rllib.py skips there).
 RLLIB_VENV := .venv-rllib
 rllib-test:
 	test -x $(RLLIB_VENV)/bin/python || $(PYTHON) -m venv $(RLLIB_VENV)
 	$(RLLIB_VENV)/bin/python -m pip install --quiet "torch==2.13.0"
 	$(RLLIB_VENV)/bin/python -m pip install --quiet "ray[rllib]>=2.40" pytest hypothesis -e .
-	$(RLLIB_VENV)/bin/python -m pytest -q -p no:cacheprovider -o addopts="" tests/test_rllib.py
+	$(RLLIB_VENV)/bin/python -m pytest -q -p no:cacheprovider -o addopts="" tests/env/test_rllib.py
 
 bench: $(FULL_STAMP)
 	$(PY) -m pytest -q -n 2 -m expensive

@@ -1,6 +1,6 @@
 """Synthetic Eurora: generating 100,000 jobs, and EASY over them.
 
-1. Seconds to generate 100,000 jobs with ``hpcgym.generate.eurora`` (median of three
+1. Seconds to generate 100,000 jobs with ``hpcgym.workloads.eurora.eurora`` (median of three
    runs after one warm-up; seeds 1, 2, 3), without writing the file.
 2. EASY with wall-time estimates (W) and first-fit allocation over the 100,000 jobs of
    seed 1 on the Eurora machine (nodes x cores, GPUs, MICs, memory): in-process
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bench_engine import time_policy  # the same timing as the SWF figures
 
-from hpcgym.generate import eurora
+from hpcgym.workloads.eurora import eurora
 
 JOBS = 100_000
 REPEATS = 3

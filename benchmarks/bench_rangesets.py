@@ -1,7 +1,7 @@
 """RangeSets (003 section III): predictions per second over 40,000 test jobs.
 
 The rangeSet predictor is fed each trace's logged schedule from its first job on
-(:func:`hpcgym.rangesets.evaluate_runtime_predictor`, 003's protocol: history from the
+(:func:`hpcgym.predict.rangesets.evaluate_runtime_predictor`, 003's protocol: history from the
 start, test jobs 20,001 to 60,000); the figure is test jobs per wall-clock second of
 the test period (every event of that period, load bookkeeping and refits included).
 SR, C and AAE come with it, so a speed-up that changes the predictions shows.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bench_engine import present_traces  # the same trace lookup as the engine figures
 
-from hpcgym.rangesets import evaluate_runtime_predictor
+from hpcgym.predict.rangesets import evaluate_runtime_predictor
 
 TRACES = ("SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz")
 

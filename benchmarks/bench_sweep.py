@@ -2,10 +2,10 @@
 
 The sweep is EASY++ over the full SDSC-SP2 trace with ``HPCGYM_BENCH_SWEEP_RUNS``
 (default 200) predictor configurations of 004 section 7, drawn with
-:func:`hpcgym.predictors.sample_predictor_space` (seed 0): every configuration a
+:func:`hpcgym.predict.sample_predictor_space` (seed 0): every configuration a
 different simulation, as in 004's parameter study. The same configurations run three
 ways, each into a fresh results table, timed by the wall clock of
-:func:`hpcgym.sweep.run_sweep` with the trace read beforehand:
+:func:`hpcgym.experiments.sweep.run_sweep` with the trace read beforehand:
 
 1. one process (``processes=1``: the runs one after another in this process);
 2. the local process pool on every core (``processes=os.cpu_count()``);
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from hpcgym._extras import is_available
-from hpcgym.predictors import sample_predictor_space
-from hpcgym.sweep import SweepSpec, load_traces, run_sweep
+from hpcgym.common.extras import is_available
+from hpcgym.experiments.sweep import SweepSpec, load_traces, run_sweep
+from hpcgym.predict.runtime import sample_predictor_space
 
 TRACE = "SDSC-SP2-1998-4.2-cln.swf.gz"
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from hpcgym.train import train
+from hpcgym.agents.train import train
 
 STEPS = 8192
 ROLLOUT = 1024

@@ -13,7 +13,7 @@ import sys
 import warnings
 from typing import Any
 
-from hpcgym.errors import (
+from hpcgym.common.errors import (
     EmptyWorkloadError,
     HpcGymError,
     InvalidConfigError,
@@ -23,7 +23,7 @@ from hpcgym.errors import (
     TraceWarning,
     UnknownNameError,
 )
-from hpcgym.workload import LoadReport, Workload, load_default, read_swf, write_swf
+from hpcgym.workloads.swf import LoadReport, Workload, load_default, read_swf, write_swf
 
 __version__ = "0.1.0"
 

@@ -131,7 +131,7 @@ def workdir(tmp_path: Path) -> Path:
             shutil.copytree(entry, work / entry.name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy2(entry, work / entry.name)
-    # the package itself, linked (not copied) so a path such as ``hpcgym/data/...`` works
+    # the package itself, linked (not copied) so a path such as ``hpcgym/workloads/data/...`` works
     (work / "hpcgym").symlink_to(ROOT / "hpcgym", target_is_directory=True)
     if TRACES.is_dir():
         (tmp_path / "shared").mkdir()
@@ -302,11 +302,11 @@ def test_every_figure_has_the_command_that_made_it() -> None:
         # `hpcgym study ... -o DIR`, `hpcgym evaluate ... --out DIR`, `hpcgym sweep --preset
         # tsafrir-params -o DIR` and `hpcgym reproduce hariharan -o DIR` write their figures into
         # DIR (shown as .../DIR/NAME.png)
-        from hpcgym.evaluate import FIGURES as FIGURES_EVALUATE
-        from hpcgym.galleguillos2019 import FIGURES as FIGURES_2019
-        from hpcgym.paramstudy import FIGURES as FIGURES_PARAMS
-        from hpcgym.reproduce_hariharan import FIGURES as FIGURES_003
-        from hpcgym.study import FIGURES
+        from hpcgym.experiments.evaluate import FIGURES as FIGURES_EVALUATE
+        from hpcgym.experiments.paramstudy import FIGURES as FIGURES_PARAMS
+        from hpcgym.studies.galleguillos2017 import FIGURES
+        from hpcgym.studies.galleguillos2019 import FIGURES as FIGURES_2019
+        from hpcgym.studies.hariharan import FIGURES as FIGURES_003
 
         def figures_of(argv: list[str]) -> tuple[str, ...]:
             if "study" in argv:
@@ -362,7 +362,7 @@ def _tiny_trace(procs: int) -> str:
 
 def test_reproduce_help_states_the_machine_sizes_the_code_applies(tmp_path, write_swf_text, capsys) -> None:
     from hpcgym.cli import main
-    from hpcgym.workload import KNOWN_MACHINES
+    from hpcgym.workloads.swf import KNOWN_MACHINES
 
     with pytest.raises(SystemExit):
         main(["reproduce", "--help"])

@@ -28,12 +28,19 @@ def loaded_by(*modules: str) -> list[str]:
 
 
 def test_engine_layers_import_no_rl_or_solver_package():
-    engine = ("hpcgym.sim", "hpcgym.workload", "hpcgym.baselines", "hpcgym.metrics")
+    engine = ("hpcgym.sim.engine", "hpcgym.workloads.swf", "hpcgym.baselines", "hpcgym.sim.metrics")
     assert loaded_by(*engine) == []
 
 
 @pytest.mark.parametrize(
-    "module", ["hpcgym", "hpcgym.machine", "hpcgym.allocator", "hpcgym.predictors", "hpcgym.runner"]
+    "module",
+    [
+        "hpcgym",
+        "hpcgym.machine.model",
+        "hpcgym.machine.allocator",
+        "hpcgym.predict.runtime",
+        "hpcgym.baselines.run",
+    ],
 )
 def test_lower_modules_import_no_rl_or_solver_package(module):
     assert loaded_by(module) == []
@@ -42,7 +49,7 @@ def test_lower_modules_import_no_rl_or_solver_package(module):
 def test_the_probe_sees_a_heavy_import():
     # guards the test above against a probe that can never fail
     pytest.importorskip("gymnasium")
-    assert loaded_by("hpcgym.sim", "gymnasium") == ["gymnasium"]
+    assert loaded_by("hpcgym.sim.engine", "gymnasium") == ["gymnasium"]
 
 
 def _imported_names(path: Path) -> set[str]:
@@ -81,6 +88,6 @@ def test_the_kernel_import_scan_sees_a_private_import(tmp_path):
     assert ENV_MODULES, "the env package was not found"
 
 
-@pytest.mark.parametrize("module", ["hpcgym.sim", "hpcgym.machine", "hpcgym.allocator"])
+@pytest.mark.parametrize("module", ["hpcgym.sim.engine", "hpcgym.machine.model", "hpcgym.machine.allocator"])
 def test_engine_and_machine_import_neither_gymnasium_torch_nor_ortools(module):
     assert not set(loaded_by(module)) & {"gymnasium", "torch", "ortools"}

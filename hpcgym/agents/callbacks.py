@@ -21,7 +21,7 @@ import numpy as np
 from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
-from hpcgym.report import json_ready
+from hpcgym.common.report import json_ready
 
 _VALIDATION_LISTENERS: list[Callable[[dict[str, Any]], None]] = []
 

@@ -50,8 +50,8 @@ from typing import Any, Literal
 import numpy as np
 
 import hpcgym
-from hpcgym.errors import HpcGymError, InvalidConfigError
-from hpcgym.report import json_ready, to_json
+from hpcgym.common.errors import HpcGymError, InvalidConfigError
+from hpcgym.common.report import json_ready, to_json
 
 METADATA_MEMBER = "hpcgym.json"
 """Name of the metadata member inside a saved model's ``.zip``."""
@@ -299,9 +299,9 @@ def make_vec_env(args: TrainArgs) -> Any:
 
 
 def require_training(args: TrainArgs, what: str) -> None:
-    """Raise :class:`~hpcgym.errors.MissingExtraError` unless the ``rl`` extra (and
+    """Raise :class:`~hpcgym.common.errors.MissingExtraError` unless the ``rl`` extra (and
     tensorboard, for ``--tensorboard-log``) is installed: before any work."""
-    from hpcgym._extras import require
+    from hpcgym.common.extras import require
 
     require("rl", what=what)
     if args.tensorboard_log is not None:
@@ -606,9 +606,9 @@ def train_main(
     """Parse ``argv`` into ``args_type`` with tyro, train, print the report.
 
     tyro prints its own usage errors and exits with status 2; the caller turns an
-    :class:`~hpcgym.errors.HpcGymError` into a one-line error.
+    :class:`~hpcgym.common.errors.HpcGymError` into a one-line error.
     """
-    from hpcgym._extras import require
+    from hpcgym.common.extras import require
 
     require("rl", what=prog)
     import tyro

@@ -29,7 +29,7 @@ Python::
 
     from hpcgym.agents import train_maskable_ppo
     run = train_maskable_ppo.train(train_maskable_ppo.Args(total_timesteps=2048, out="runs/quick"))
-    run.best_model  # a path for hpcgym.evaluate.evaluate([...])
+    run.best_model  # a path for hpcgym.experiments.evaluate.evaluate([...])
 
 Needs the ``rl`` extra (stable-baselines3, sb3-contrib, torch, tyro; tensorboard for
 ``--tensorboard-log``).
@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hpcgym.agents.common import Run, TrainArgs, TrainResult, ppo_kwargs, require_training, train_main
-from hpcgym.errors import HpcGymError
+from hpcgym.common.errors import HpcGymError
 
 ALGORITHM = "maskable-ppo"
 

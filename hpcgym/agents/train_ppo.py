@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hpcgym.agents.common import Run, TrainArgs, TrainResult, ppo_kwargs, require_training, train_main
-from hpcgym.errors import HpcGymError
+from hpcgym.common.errors import HpcGymError
 
 ALGORITHM = "ppo"
 

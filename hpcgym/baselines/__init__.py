@@ -24,10 +24,10 @@ from hpcgym.baselines.dispatchers import FCFS, EasyBackfilling, ListScheduler, P
 from hpcgym.baselines.heuristics import SCORES, QueueOrder, heuristic_score
 from hpcgym.baselines.replay import Replay
 from hpcgym.baselines.rlscheduler import RLS_SCORES, RLSchedulerOrder
-from hpcgym.errors import InvalidConfigError
-from hpcgym.predictors import Predictor, Scaled, make_predictor, with_correction
-from hpcgym.registry import Entry, Registry, factory_parameters, parse_value
-from hpcgym.sim import Dispatcher
+from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.registry import Entry, Registry, factory_parameters, parse_value
+from hpcgym.predict.runtime import Predictor, Scaled, make_predictor, with_correction
+from hpcgym.sim.engine import Dispatcher
 
 __all__ = [
     "FCFS",
@@ -214,8 +214,8 @@ def preset_predictor(policy: str, predictor: str | None = None) -> Predictor:
 
     The CLI, the reproduction tables and the Gymnasium environment all build predictors
     here, so a policy run directly and through the environment plans with the same one.
-    The preset's doubling (:class:`~hpcgym.predictors.Scaled`) and prediction correction
-    (:class:`~hpcgym.predictors.Corrected`) are applied to ``predictor`` too, so
+    The preset's doubling (:class:`~hpcgym.predict.Scaled`) and prediction correction
+    (:class:`~hpcgym.predict.Corrected`) are applied to ``predictor`` too, so
     ``preset_predictor("easy++", "real")`` is the oracle with SJBF's correction setting
     (never triggered: the oracle is never outlived).
 

@@ -2,10 +2,10 @@
 
 Plain numpy-array code compiled by numba (``cache=True``: compiled once per machine,
 then loaded). Every kernel takes the three bundles of
-:meth:`hpcgym.sim.SystemView.bundles` -- the machine (:class:`~hpcgym.allocator.Nodes`),
+:meth:`hpcgym.sim.SystemView.bundles` -- the machine (:class:`~hpcgym.machine.allocator.Nodes`),
 the job columns (:class:`~hpcgym.sim.Jobs`) and the state at the decision point
 (:class:`~hpcgym.sim.State`) -- as plain tuples, and rebuilds the named tuples on
-entry. It places every job it starts with the one allocator (:mod:`hpcgym.allocator`)
+entry. It places every job it starts with the one allocator (:mod:`hpcgym.machine.allocator`)
 on its own copy of the free matrix, writes the jobs to start into ``out_jobs`` and
 their placements, concatenated, into ``out_nodes``, and returns how many of each it
 wrote: ``(jobs, node entries)``. Writing into the caller's buffers spares numba boxing
@@ -19,9 +19,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from hpcgym._engine_kernels import jobs_of, nodes_of, state_of
-from hpcgym.allocator import BEST_FIT, FIRST_FIT, Nodes, fits, place, take
-from hpcgym.sim import Jobs, State
+from hpcgym.machine.allocator import BEST_FIT, FIRST_FIT, Nodes, fits, place, take
+from hpcgym.sim._kernels import jobs_of, nodes_of, state_of
+from hpcgym.sim.engine import Jobs, State
 
 RES_HEAD = 0
 """Index, in an EASY kernel's ``reservation`` array, of the job given the reservation (-1: none)."""
@@ -81,7 +81,7 @@ def _totals(free: np.ndarray) -> np.ndarray:
 
 @njit(cache=True, inline="always")
 def _take(m: Nodes, free: np.ndarray, total: np.ndarray, v: np.ndarray, placement: np.ndarray) -> int:
-    """:func:`~hpcgym.allocator.take`, also off the per-type totals; returns the units taken."""
+    """:func:`~hpcgym.machine.allocator.take`, also off the per-type totals; returns the units taken."""
     taken = 0
     n_res = free.shape[1]
     for i in placement:
@@ -199,7 +199,7 @@ def prb_kernel(
     """PRB of Galleguillos et al.; see :class:`hpcgym.baselines.PriorityRuleBased`.
 
     Walks the whole queue in :func:`prb_order` and starts every job the allocator can
-    place, with policy ``allocation`` (:data:`~hpcgym.allocator.BEST_FIT` or
+    place, with policy ``allocation`` (:data:`~hpcgym.machine.allocator.BEST_FIT` or
     ``FIRST_FIT``; -1: the machine's own); a job that cannot be placed waits and the
     next one is tried.
     """
@@ -475,7 +475,7 @@ def easy_kernel(
 
 
 # The reference dispatchers call these adapters: the engine's buffer crosses into numba
-# as one array (see hpcgym._engine_kernels) and the bundles are rebuilt here. ``out``
+# as one array (see hpcgym.sim._kernels) and the bundles are rebuilt here. ``out``
 # holds the jobs to start in ``out[:n]`` and their placements from ``out[n]`` on (n
 # jobs in the workload); the adapters return the two counts as the kernels do.
 @njit(cache=True)
@@ -660,8 +660,8 @@ def load_kernels() -> None:
     global _loaded
     if _loaded:
         return
-    from hpcgym.sim import Simulator
-    from hpcgym.workload import Workload
+    from hpcgym.sim.engine import Simulator
+    from hpcgym.workloads.swf import Workload
 
     # the engine hands read-only arrays, a type of their own for numba: warm up with its
     # view, and run the engine's own kernels (arrivals, starts, ends) on the way

@@ -113,11 +113,11 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from hpcgym._extras import require
-from hpcgym.allocator import BEST_FIT, place, take
 from hpcgym.baselines.dispatchers import PriorityRuleBased
-from hpcgym.errors import HpcGymError, InvalidConfigError
-from hpcgym.sim import Decision, DispatcherBase, SystemView
+from hpcgym.common.errors import HpcGymError, InvalidConfigError
+from hpcgym.common.extras import require
+from hpcgym.machine.allocator import BEST_FIT, place, take
+from hpcgym.sim.engine import Decision, DispatcherBase, SystemView
 
 MODELS = ("hcp", "pcp")
 """The two CP dispatchers of 002."""

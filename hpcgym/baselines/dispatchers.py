@@ -5,7 +5,7 @@ Every dispatcher is a :class:`~hpcgym.sim.DispatcherBase`, a callable
 ``view.prediction``: whatever predictor the simulation runs with (wall-time W, real
 run time R, or a system-generated prediction). None of them sees real run times. Each
 places the jobs it starts with the machine's allocation policy (one allocator, see
-:mod:`hpcgym.allocator`) and returns those placements with the jobs. The arrays of a
+:mod:`hpcgym.machine.allocator`) and returns those placements with the jobs. The arrays of a
 returned :class:`~hpcgym.sim.Decision` are views of the dispatcher's own buffers, valid
 until its next call.
 """
@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hpcgym.allocator import POLICIES as ALLOCATIONS
 from hpcgym.baselines._kernels import (
     RES_HEAD,
     RES_PREDICTED_TIME,
@@ -30,8 +29,9 @@ from hpcgym.baselines._kernels import (
     load_kernels,
     prb_decide,
 )
-from hpcgym.errors import InvalidConfigError
-from hpcgym.sim import Decision, DispatcherBase, SystemView
+from hpcgym.common.errors import InvalidConfigError
+from hpcgym.machine.allocator import POLICIES as ALLOCATIONS
+from hpcgym.sim.engine import Decision, DispatcherBase, SystemView
 
 EXTRA_RULES = ("all", "classic")
 """Accepted values of ``EasyBackfilling.extra``."""
@@ -145,7 +145,7 @@ class EasyBackfilling(DispatcherBase):
     corrected. Sorting by prediction is stable: ties keep arrival order. With
     ``doubling`` every prediction is multiplied by that factor for planning (the presets
     of the X2 family double through the predictor instead, see
-    :class:`hpcgym.predictors.Scaled`). Kills never use predictions: see
+    :class:`hpcgym.predict.Scaled`). Kills never use predictions: see
     ``Simulator(kill_at_estimate=...)``.
 
     Args:

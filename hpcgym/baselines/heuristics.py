@@ -22,7 +22,7 @@ random     uniform on [0, 1), drawn at every decision   random fitting job
 =========  ===========================================  =============================
 
 What the papers leave open, and what hpcgym does (each checked in
-``tests/test_heuristics.py``):
+``tests/baselines/test_heuristics.py``):
 
 * **r** is the prediction the simulation plans with (``view.prediction``): the user
   estimate W under the presets' default predictor ``walltime``, as in RLScheduler
@@ -64,8 +64,8 @@ import numpy as np
 
 from hpcgym.baselines._kernels import RESERVATION_FIELDS, easy_decide_order, load_kernels, order_decide
 from hpcgym.baselines.dispatchers import _Buffers
-from hpcgym.errors import InvalidConfigError
-from hpcgym.sim import Decision, DispatcherBase, SystemView
+from hpcgym.common.errors import InvalidConfigError
+from hpcgym.sim.engine import Decision, DispatcherBase, SystemView
 
 SCORES = ("sjf", "saf", "f1", "f2", "f3", "f4", "wfp3", "unicep", "random")
 """The score names :class:`QueueOrder` accepts."""

@@ -17,13 +17,13 @@ larger than what the log allocated, field 5). What hpcgym does then:
   instant started; ties go jobs of zero logged run time first, then arrival order, so
   that those end at that same instant and free their processors for the others (in
   that order any log that fits a one-node machine is reproduced exactly,
-  ``tests/test_replay.py``);
+  ``tests/baselines/test_replay.py``);
 * each such delay is counted: ``delayed_jobs``, ``total_delay_s``, ``max_delay_s``;
   ``exact_jobs`` is how many started exactly at their logged start (``exact_share`` of
   all jobs). The log itself is also checked, independently of the run: the
   ``log_overcommit_instants`` are the instants that start a job at which the
   logged schedule asks, in the machine's first resource type (the processors of an SWF
-  trace), for more than the machine holds (:func:`log_overcommit`), and
+  trace), for more than the machine holds (:func:`~hpcgym.workloads.logged.log_overcommit`), and
   ``log_overcommit_seconds`` how long that lasted in all;
 * a job with an unknown wait (field 3 = -1, or a negative wait) is due at its
   submission: it starts as soon as it fits among the due jobs, and is counted in
@@ -35,7 +35,7 @@ Replay is a run of the engine (:meth:`hpcgym.sim.Simulator.run`); the Gymnasium
 environment does not drive it (the agent decides there, not the log).
 
 >>> import dataclasses
->>> from hpcgym.workload import Workload
+>>> from hpcgym.workloads import Workload
 >>> from hpcgym.sim import Simulator
 >>> w = Workload.from_columns([0, 0, 13], [5, 5, 5], [4, 4, 2], [5, 5, 5], procs=4)
 >>> w = dataclasses.replace(w, log_wait=np.array([3.0, 3.0, 0.0]))  # the log ran jobs 0 and 1 together
@@ -50,69 +50,9 @@ import numpy as np
 
 from hpcgym.baselines._kernels import load_kernels, order_decide
 from hpcgym.baselines.dispatchers import _Buffers
-from hpcgym.sim import Decision, DispatcherBase, SystemView
-from hpcgym.workload import Workload
-
-
-def logged_start(workload: Workload) -> tuple[np.ndarray, np.ndarray]:
-    """Every job's logged start ``submit + wait`` and whether its wait is unknown.
-
-    A job with an unknown (-1) or negative wait gets its submit time.
-    """
-    wait = np.asarray(workload.log_wait, dtype=np.float64)
-    unknown = ~(wait >= 0)  # NaN (a public view) counts as unknown too
-    return np.asarray(workload.submit, dtype=np.float64) + np.where(unknown, 0.0, wait), unknown
-
-
-def log_overcommit(
-    start: np.ndarray, runtime: np.ndarray, size: np.ndarray, capacity: float
-) -> tuple[int, float]:
-    """Instants at which a schedule runs more than ``capacity``, and for how long in all.
-
-    Jobs run over ``[start, start + runtime)``; at one instant the jobs that end there end
-    first. An instant counts if it starts a job and the jobs running after it exceed
-    ``capacity``, or if a job of zero length starting there does not fit beside the jobs
-    running once that instant's ends are done (zero-length jobs may run one after
-    another, before the instant's other starts: each must fit alone).
-    The time in all is how long the usage stays above ``capacity``.
-
-    >>> log_overcommit(np.array([0.0, 0.0, 5.0]), np.array([10.0, 10.0, 10.0]), np.array([3, 2, 1]), 4)
-    (2, 10.0)
-    >>> log_overcommit(np.array([0.0, 5.0, 5.0]), np.array([10.0, 0.0, 0.0]), np.array([3, 1, 2]), 4)
-    (1, 0.0)
-    """
-    if len(start) == 0:
-        return 0, 0.0
-    size = np.asarray(size, dtype=np.float64)
-    ran = runtime > 0
-    st, rt, sz = start[ran], runtime[ran], size[ran]
-    m = len(st)
-    times = np.concatenate([st + rt, st])
-    delta = np.concatenate([-sz, sz])
-    is_start = np.r_[np.zeros(m, dtype=bool), np.ones(m, dtype=bool)]
-    order = np.lexsort((is_start, times))  # ends before starts at one instant
-    times, delta, is_start = times[order], delta[order], is_start[order]
-    usage = np.cumsum(delta)
-    new = np.r_[True, times[1:] != times[:-1]] if m else np.zeros(0, dtype=bool)
-    first = np.flatnonzero(new)
-    last = np.append(first[1:], len(times))[: len(first)] - 1
-    t = times[first]
-    after = usage[last]  # from this instant to the next
-    starts_here = np.logical_or.reduceat(is_start, first) if m else np.zeros(0, dtype=bool)
-    over_at = set(t[starts_here & (after > capacity)].tolist())
-    # zero-length jobs: each beside the jobs running once its instant's ends are done
-    # (before that instant's other starts: replay starts them first)
-    zs, zsize = start[~ran], size[~ran]
-    if m:
-        ends_sum = np.add.reduceat(np.where(is_start, 0.0, delta), first)
-        after_ends = np.r_[0.0, after[:-1]] + ends_sum
-        i = np.maximum(np.searchsorted(t, zs, side="right") - 1, 0)
-        beside = np.where(t[i] == zs, after_ends[i], np.where(t[i] < zs, after[i], 0.0))
-    else:
-        beside = np.zeros(len(zs))
-    over_at.update(zs[beside + zsize > capacity].tolist())
-    duration = np.diff(t, append=t[-1]) if m else np.zeros(0)
-    return len(over_at), float(duration[after > capacity].sum())
+from hpcgym.sim.engine import Decision, DispatcherBase, SystemView
+from hpcgym.workloads.logged import log_overcommit, logged_start
+from hpcgym.workloads.swf import Workload
 
 
 class Replay(DispatcherBase):

@@ -3,6 +3,8 @@
 Each kernel reads job columns and the queue/running index arrays of the engine's
 read-only view and writes one preallocated output; no per-job Python objects. Whether a
 queued job fits now is the engine allocator's answer (``view.queue_fits``), passed in.
+The six system-state histograms (:func:`~hpcgym.predict.histograms.histograms`) are
+003's features and live with the wait predictors; the environment imports them.
 Processor amounts are those of the machine's first resource type (``view.procs``).
 Times are scaled as ``log1p(t) * inv_log_t`` (``inv_log_t = 1 / log1p(max_time)``) and
 clipped to [0, 1].
@@ -20,14 +22,6 @@ def _tnorm(t: float, inv_log_t: float) -> float:
         return 0.0
     v = np.log1p(t) * inv_log_t
     return v if v < 1.0 else 1.0
-
-
-@njit(cache=True, inline="always")
-def _tbin(t: float, inv_log_t: float, bins: int) -> int:
-    if t <= 0.0:
-        return 0
-    b = int(np.log1p(t) * inv_log_t * bins)
-    return b if b < bins else bins - 1
 
 
 @njit(cache=True)
@@ -140,38 +134,6 @@ def user_history(
 
 
 @njit(cache=True)
-def histograms(
-    out: np.ndarray,
-    queue: np.ndarray,
-    running: np.ndarray,
-    now: float,
-    size_bin: np.ndarray,
-    duration: np.ndarray,
-    submit: np.ndarray,
-    start: np.ndarray,
-    inv_log_t: float,
-) -> None:
-    """The six distributions of Hariharan et al. Table I, each normalised to sum 1.
-
-    Rows: queue request sizes, queue durations, queue elapsed waits, running request
-    sizes, running durations, running elapsed run times (an empty set stays all 0).
-    """
-    bins = out.shape[1]
-    for j in queue:
-        out[0, size_bin[j]] += 1.0
-        out[1, _tbin(duration[j], inv_log_t, bins)] += 1.0
-        out[2, _tbin(now - submit[j], inv_log_t, bins)] += 1.0
-    for j in running:
-        out[3, size_bin[j]] += 1.0
-        out[4, _tbin(duration[j], inv_log_t, bins)] += 1.0
-        out[5, _tbin(now - start[j], inv_log_t, bins)] += 1.0
-    if len(queue):
-        out[0:3] *= 1.0 / len(queue)
-    if len(running):
-        out[3:6] *= 1.0 / len(running)
-
-
-@njit(cache=True)
 def system(
     out: np.ndarray,
     queue: np.ndarray,
@@ -260,7 +222,7 @@ def accrued_sum(
     A job's wait is ``start - submit`` once started, ``now - submit`` before. The value
     is its bounded slowdown ``max(1, (wait + runtime) / max(tau, runtime))``
     (``kind`` = :data:`ACCRUED_BSLD`) or its wait in hours (:data:`ACCRUED_WAIT_HOURS`),
-    the definitions of :func:`hpcgym.metrics.bounded_slowdown` and the ``wait`` reward.
+    the definitions of :func:`hpcgym.sim.metrics.bounded_slowdown` and the ``wait`` reward.
     """
     total = 0.0
     for j in range(lo, hi):

@@ -6,7 +6,7 @@ and agents share one evaluation loop. In ``job`` mode it starts, one step each, 
 jobs the dispatcher would start at this decision point, then advances: the schedule is
 exactly the one of the dispatcher run directly by the engine.
 
->>> from hpcgym.workload import load_default
+>>> from hpcgym.workloads import load_default
 >>> w = load_default().window(300)
 >>> via_env = run_via_env(w, "easy")
 >>> from hpcgym.baselines import make_policy, preset_predictor
@@ -26,10 +26,10 @@ import gymnasium as gym
 import numpy as np
 
 from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
+from hpcgym.common.errors import InvalidConfigError
 from hpcgym.env.dispatch import DispatchEnv
-from hpcgym.errors import InvalidConfigError
-from hpcgym.sim import Decision, Dispatcher, Schedule, as_dispatcher
-from hpcgym.workload import Workload
+from hpcgym.sim.engine import Decision, Dispatcher, Schedule, as_dispatcher
+from hpcgym.workloads.swf import Workload
 
 
 class DispatcherPolicy:
@@ -175,7 +175,7 @@ def run_via_env(
     pred = preset_predictor(name, predictor)
     preset = make_policy(name)
     if extra is not None:
-        from hpcgym.runner import with_extra
+        from hpcgym.baselines.run import with_extra
 
         preset = with_extra(preset, name, extra)
     dispatcher = as_dispatcher(preset)

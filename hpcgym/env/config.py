@@ -8,10 +8,10 @@ with the closest valid name, so a misspelt option is never silently ignored.
 >>> cfg = make_config(window_jobs=128, window_size=32, reward="bsld-sparse")
 >>> cfg.episode.window_jobs, cfg.observation.window_size, cfg.scoring.reward
 (128, 32, 'bsld-sparse')
->>> make_config(windw_jobs=128)
+>>> make_config(windw_jobs=128)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-hpcgym.errors.InvalidConfigError: unknown environment argument 'windw_jobs'; did you mean 'window_jobs'?
+hpcgym.common.errors.InvalidConfigError: unknown environment argument 'windw_jobs'; did you mean ...
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.episodes import SPLITS
-from hpcgym.errors import InvalidConfigError
-from hpcgym.machine import Machine
-from hpcgym.workload import Workload, check_procs, real_number
+from hpcgym.common.errors import InvalidConfigError
+from hpcgym.env.episodes import SPLITS
+from hpcgym.machine.model import Machine
+from hpcgym.workloads.swf import Workload, check_procs, real_number
 
 ACTION_MODES = ("job", "policy")
 BACKFILL_MODES = ("none", "easy")
@@ -100,14 +100,14 @@ class EpisodeConfig:
 
     Attributes:
         trace: an SWF file (plain or gzipped), a job table (``.csv``, ``.csv.gz`` or
-            ``.parquet``, read by :func:`hpcgym.jobtable.read_jobs`; schema in
+            ``.parquet``, read by :func:`hpcgym.workloads.jobtable.read_jobs`; schema in
             ``docs/WORKLOADS.md``), an already loaded
-            :class:`~hpcgym.workload.Workload`, or ``None`` for the bundled slice of
+            :class:`~hpcgym.workloads.Workload`, or ``None`` for the bundled slice of
             SDSC-SP2 (8,943 jobs on 128 processors).
         machine: the machine the jobs run on: a preset name (``hpcgym machines``, e.g.
             ``"eurora"``), a TOML/YAML machine file or a
             :class:`~hpcgym.machine.Machine`. Jobs it can never run are dropped and
-            counted in the load report (:func:`hpcgym.machine.fit_workload`), as with
+            counted in the load report (:func:`hpcgym.workloads.fit_workload`), as with
             the CLI's ``--machine``. ``None``: the machine the workload was read for
             (a job table's ``Machine`` header), else one node of ``procs`` processors.
         procs: machine size in processors when reading ``trace`` from a file without
@@ -232,7 +232,7 @@ class ObservationConfig:
         wait_predictor: the queue-wait predictor of the ``predicted_wait`` part (off
             unless ``observations`` names it): ``"ibl"`` (the default), ``"qbets"`` or
             ``"apq"`` of Hariharan et al. (003), with parameters as
-            ``"ibl:neighbors=5,history=1000"`` (:mod:`hpcgym.waitpred`'s configs).
+            ``"ibl:neighbors=5,history=1000"`` (:mod:`hpcgym.predict.waitpred`'s configs).
     """
 
     window_size: int | None = 64
@@ -258,7 +258,7 @@ class ObservationConfig:
         _choice(self.histogram_duration, "histogram_duration", HISTOGRAM_DURATIONS)
         _number(self, "max_time_s", "a number of seconds > 1", lambda v: v > 1)
         _flag(self, "oracle")
-        from hpcgym.waitpred import parse_wait_predictor  # the env's only use of it
+        from hpcgym.predict.waitpred import parse_wait_predictor  # the env's only use of it
 
         parse_wait_predictor(self.wait_predictor)
 

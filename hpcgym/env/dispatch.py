@@ -12,9 +12,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hpcgym import episodes
 from hpcgym.baselines import EasyBackfilling, make_policy
-from hpcgym.env import _kernels
+from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError
+from hpcgym.env import _kernels, episodes
 from hpcgym.env.config import DispatchConfig, make_config
 from hpcgym.env.observations import (
     DEFAULT_OBSERVATIONS,
@@ -25,10 +25,9 @@ from hpcgym.env.observations import (
 )
 from hpcgym.env.rendering import render_frame
 from hpcgym.env.rewards import Outcome, make_reward
-from hpcgym.errors import InvalidConfigError, InvalidDecisionError
-from hpcgym.machine import Machine
-from hpcgym.metrics import compute_metrics
-from hpcgym.sim import DispatcherBase, Schedule, Simulator, SystemView, as_dispatcher
+from hpcgym.machine.model import Machine
+from hpcgym.sim.engine import DispatcherBase, Schedule, Simulator, SystemView, as_dispatcher
+from hpcgym.sim.metrics import compute_metrics
 
 
 class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
@@ -50,7 +49,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     The engine moves from one *decision point* to the next: an instant (after that
     instant's terminations and arrivals) at which a job waits and at least one waiting
-    job fits the free resources (the one allocator of :mod:`hpcgym.allocator` decides,
+    job fits the free resources (the one allocator of :mod:`hpcgym.machine.allocator` decides,
     on the nodes, for the whole request vector).
 
     ## Action Space
@@ -138,7 +137,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     ## Rewards
 
-    By name, from the functions of :mod:`hpcgym.metrics` (see :mod:`hpcgym.env.rewards`):
+    By name, from the functions of :mod:`hpcgym.sim.metrics` (see :mod:`hpcgym.env.rewards`):
     ``bsld`` (default, dense: minus the growth of the window jobs' accrued bounded
     slowdown, so an episode's costs sum to its total bounded slowdown), ``bsld-sparse``
     (minus the episode's mean bounded slowdown on the last step) and ``wait`` (dense,
@@ -156,7 +155,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     ``terminated`` once every job of the episode has ended (after the last job starts
     the engine runs to completion). The final ``info["metrics"]`` holds the window's
-    metrics from :func:`~hpcgym.metrics.compute_metrics` (``mean_wait_s``,
+    metrics from :func:`~hpcgym.sim.metrics.compute_metrics` (``mean_wait_s``,
     ``mean_bsld``, ``utilization`` ...). There is no truncation; every episode is finite.
 
     ## Arguments
@@ -172,7 +171,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ``every_event``) and :class:`~hpcgym.env.config.RewardConfig` (``reward``,
     ``reward_scale``, ``invalid_penalty``, ``include_all``); or ``config=`` a whole
     :class:`~hpcgym.env.config.DispatchConfig`; and ``render_mode`` (see Rendering). An
-    unknown name raises :class:`~hpcgym.errors.InvalidConfigError`.
+    unknown name raises :class:`~hpcgym.common.errors.InvalidConfigError`.
 
     >>> import gymnasium as gym
     >>> import hpcgym
@@ -198,7 +197,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     :mod:`hpcgym.env.rendering`). ``gymnasium.make`` turns ``"human"`` into
     ``"rgb_array"`` shown by its ``HumanRendering`` wrapper (needs pygame) and
     ``"ansi_list"`` or ``"rgb_array_list"`` into its ``RenderCollection`` wrapper; any
-    other mode raises :class:`~hpcgym.errors.InvalidConfigError`.
+    other mode raises :class:`~hpcgym.common.errors.InvalidConfigError`.
 
     ## Version History
 
@@ -305,7 +304,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def observation_features(self) -> dict[str, tuple[str, ...]]:
         """The names of each observation part's columns, by key (the rows for ``histograms``).
 
-        >>> env = DispatchEnv(trace="hpcgym/data/examples/eurora-sample.csv", split="all", window_jobs=50)
+        >>> env = DispatchEnv(trace="hpcgym/workloads/data/eurora-sample.csv", split="all", window_jobs=50)
         >>> env.observation_features["resources"]
         ('cores', 'gpus', 'mics', 'mem_gb')
         >>> env.observation_features["requests"]
@@ -344,7 +343,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def window_offsets(self, count: int) -> list[int]:
         """First jobs of ``count`` evenly spaced, non-overlapping windows of the job range.
 
-        See :func:`hpcgym.episodes.evaluation_windows` (fewer when fewer fit). Pass each
+        See :func:`hpcgym.env.episodes.evaluation_windows` (fewer when fewer fit). Pass each
         as ``env.reset(options={"offset": offset})``.
         """
         return episodes.evaluation_windows(self.job_range, self.window_jobs, count)
@@ -579,7 +578,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         return s.jobs_slice(n - self.window_jobs)  # warm start: the context jobs come first
 
     def _episode_metrics(self) -> dict[str, Any]:
-        """The window's metrics: :func:`~hpcgym.metrics.compute_metrics`, as ``hpcgym simulate`` reports them.
+        """The window's metrics (:func:`~hpcgym.sim.metrics.compute_metrics`), as ``simulate`` gives them.
 
         ``measured_set`` names the jobs averaged: ``all`` (every window job, the jobs the
         dense rewards add up; the default ``include_all=True``) or ``steady-state`` (004's

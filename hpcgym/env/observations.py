@@ -36,11 +36,12 @@ from typing import ClassVar
 import numpy as np
 from gymnasium import spaces
 
+from hpcgym.common.registry import Registry, summary_line
 from hpcgym.env import _kernels
 from hpcgym.env.config import ObservationConfig
-from hpcgym.machine import Machine
-from hpcgym.registry import Registry, summary_line
-from hpcgym.sim import SystemView
+from hpcgym.machine.model import Machine
+from hpcgym.predict.histograms import histograms
+from hpcgym.sim.engine import SystemView
 
 JOB_FEATURES = (
     "present",
@@ -308,7 +309,7 @@ class Histograms(ObservationBuilder):
     def build(self, view: SystemView) -> np.ndarray:
         out = np.zeros((len(HISTOGRAMS), self.bins), np.float32)
         duration = view.prediction if self.config.histogram_duration == "prediction" else view.estimate
-        _kernels.histograms(
+        histograms(
             out,
             view.queue,
             view.running,
@@ -450,7 +451,7 @@ class PredictedWait(ObservationBuilder):
 
     both scaled as ``log1p(t) / log1p(max_time_s)`` and clipped to 1. The predictor
     (``wait_predictor``: ``ibl`` by default, ``qbets``, ``apq``) is
-    :class:`hpcgym.waitpred.OnlineWaitPredictor` run on the episode's own state and
+    :class:`hpcgym.predict.waitpred.OnlineWaitPredictor` run on the episode's own state and
     history: a job is predicted once, at the first decision point at which it waits
     (its submission whenever the engine stops there: always with ``every_event``),
     from the 16 features of 003 Table II at that instant and the waits of the jobs of
@@ -470,7 +471,7 @@ class PredictedWait(ObservationBuilder):
         self, config: ObservationConfig, window_size: int, procs: int, machine: Machine | None = None
     ) -> None:
         super().__init__(config, window_size, procs, machine)
-        from hpcgym.waitpred import OnlineWaitPredictor
+        from hpcgym.predict.waitpred import OnlineWaitPredictor
 
         self.predictor = OnlineWaitPredictor.from_spec(config.wait_predictor, procs=self.procs)
 

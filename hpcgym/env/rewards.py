@@ -1,4 +1,4 @@
-"""Reward terms, chosen by name, computed with the functions of :mod:`hpcgym.metrics`.
+"""Reward terms, chosen by name, computed with the functions of :mod:`hpcgym.sim.metrics`.
 
 A term reads an :class:`Outcome` (the engine's read-only view plus the real run times
 and which jobs count) and returns a non-negative *cost* for the step; the
@@ -9,10 +9,10 @@ named terms are reported in ``info["reward_terms"]``.
   ``bounded_slowdown(w, runtime)`` with ``w`` its wait so far (its final wait once it
   has started), and 0 before it is submitted. The cost of a step is the growth of the
   sum over jobs since the previous step, so an episode's costs add up to the total
-  bounded slowdown of its jobs, exactly as :func:`hpcgym.metrics.compute_metrics`
+  bounded slowdown of its jobs, exactly as :func:`hpcgym.sim.metrics.compute_metrics`
   computes it (up to floating-point rounding).
 * ``bsld-sparse``: 0 until the last step, then the episode's ``mean_bsld`` from
-  :func:`~hpcgym.metrics.compute_metrics`.
+  :func:`~hpcgym.sim.metrics.compute_metrics`.
 * ``wait``: dense, like ``bsld`` with the accrued wait in hours; the costs add up to
   the total waiting time of the episode's jobs in hours.
 
@@ -30,10 +30,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from hpcgym.common.registry import Registry, summary_line
 from hpcgym.env import _kernels
-from hpcgym.metrics import TAU, bounded_slowdown
-from hpcgym.registry import Registry, summary_line
-from hpcgym.sim import SystemView
+from hpcgym.sim.engine import SystemView
+from hpcgym.sim.metrics import TAU, bounded_slowdown
 
 
 @dataclass(frozen=True)

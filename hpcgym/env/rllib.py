@@ -32,7 +32,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from hpcgym.errors import InvalidConfigError, MissingExtraError
+from hpcgym.common.errors import InvalidConfigError, MissingExtraError
 
 __all__ = ["make_flat_env", "register_rllib_env", "rllib_available"]
 

@@ -12,10 +12,10 @@ import numpy as np
 from gymnasium import spaces
 
 from hpcgym.baselines import make_policy
-from hpcgym.errors import InvalidConfigError
-from hpcgym.molding import UserHistory, step_engine
-from hpcgym.sim import Simulator, as_dispatcher
-from hpcgym.workload import Workload, load_default, read_swf
+from hpcgym.baselines.molding import UserHistory, step_engine
+from hpcgym.common.errors import InvalidConfigError
+from hpcgym.sim.engine import Simulator, as_dispatcher
+from hpcgym.workloads.swf import Workload, load_default, read_swf
 
 MAX_TIME_S = 7 * 86400.0
 """Time scale of the observation's log-scaled estimates."""
@@ -63,7 +63,7 @@ class UserSubmitEnv(gym.Env[np.ndarray, np.ndarray]):
     the first ``history`` jobs run as logged, then each of the next ``jobs`` (those of
     user ``user`` only, if given) is one step. A molded job gets 003's estimate and a run
     time drawn by roulette wheel from its user's earlier jobs of that size
-    (:class:`hpcgym.molding.UserHistory`), with the environment's seeded generator.
+    (:class:`hpcgym.baselines.molding.UserHistory`), with the environment's seeded generator.
 
     ## Action Space
 
@@ -103,7 +103,7 @@ class UserSubmitEnv(gym.Env[np.ndarray, np.ndarray]):
 
     ## Arguments
 
-    ``trace`` (an SWF path or a :class:`~hpcgym.workload.Workload`; None: the bundled
+    ``trace`` (an SWF path or a :class:`~hpcgym.workloads.Workload`; None: the bundled
     slice), ``history`` (2000), ``jobs`` (500), ``sizes`` (8), ``delays`` (seconds;
     0, 15 min, 1 h, 4 h), ``user`` (None: every job). Each reset draws the window's
     first job uniformly with the environment's generator; with ``user``, it draws one of

@@ -15,13 +15,13 @@ the columns; so a changed reader is told apart from a changed engine) and, per
 combination, the sha256 of ``schedule.start`` and ``schedule.end`` (float64,
 little-endian bytes) plus numbers to check by eye (mean wait, decisions, jobs killed).
 The combinations are every preset of :func:`hpcgym.baselines.policy_specs` with every
-base predictor of :func:`hpcgym.predictors.predictor_names` (built with
+base predictor of :func:`hpcgym.predict.predictor_names` (built with
 ``preset_predictor``, so a preset's doubling and correction apply), and four variants of
 EASY: ``extra="all"`` with W and R, ``record_reservations=True`` (its
 ``first_reservation`` hashed too) and ``kill_at_estimate=True`` with W. Combinations
 with the same outcome share one entry of the fixture.
 
-The bundled trace (:func:`hpcgym.workload.load_default`) is recorded too, for the fast
+The bundled trace (:func:`hpcgym.workloads.load_default`) is recorded too, for the fast
 test, together with its arrays themselves (start times, run lengths ``end - start``,
 first reservations; each distinct array once, xz-compressed) so that a mismatch names the
 first job that moved and both of its start times. For the full grid the test finds those
@@ -61,9 +61,9 @@ if (REPO / "hpcgym" / "__init__.py").is_file() and str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # record this tree's library, not whatever is installed
 
 from hpcgym.baselines import EasyBackfilling, make_policy, policy_specs, preset_predictor  # noqa: E402
-from hpcgym.predictors import predictor_names  # noqa: E402
-from hpcgym.sim import Schedule, Simulator  # noqa: E402
-from hpcgym.workload import Workload, load_default, read_swf  # noqa: E402
+from hpcgym.predict.runtime import predictor_names  # noqa: E402
+from hpcgym.sim.engine import Schedule, Simulator  # noqa: E402
+from hpcgym.workloads.swf import Workload, load_default, read_swf  # noqa: E402
 
 FORMAT = 1
 DEFAULT_JOBS = 20_000
@@ -507,7 +507,7 @@ def record(traces: list[Path], jobs: int, out: Path, workers: int, allow_dirty: 
         b = results.pop(BUNDLED)
         data, index = b["arrays"]
         (out.parent / ARRAYS_FILE).write_bytes(data)
-        fixture["bundled"] = {"source": "hpcgym.workload.load_default()", **b["entry"], "arrays": index}
+        fixture["bundled"] = {"source": "hpcgym.workloads.load_default()", **b["entry"], "arrays": index}
     fixture["traces"] = {
         Path(t).name: results[t]["entry"] for t in sorted(results, key=lambda t: Path(t).name)
     }

@@ -1,0 +1,85 @@
+"""``hpcgym generate``: a synthetic workload (Eurora, calibrated to 001 and 002) as a job table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+from hpcgym.common.errors import InvalidConfigError
+from hpcgym.predict.offline import prediction_mae_minutes
+from hpcgym.workloads.eurora import eurora, shares
+from hpcgym.workloads.jobtable import TABLE_SUFFIXES, write_jobs
+
+HELP = "generate a synthetic workload (eurora: calibrated to 001 and 002) as a job table"
+
+GENERATORS = ("eurora",)
+"""Generators ``hpcgym generate`` knows."""
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", choices=GENERATORS, help="the workload to generate: eurora (001, 002)")
+    p.add_argument("--jobs", type=int, default=10_000, help="number of jobs (default 10,000)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="random seed; the same seed writes the same file (default 0)"
+    )
+    p.add_argument(
+        "--load",
+        type=float,
+        default=1.0,
+        help="offered-load factor: inter-arrival times are divided by F (default 1)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the job table to write: .csv, .csv.gz, or .parquet (needs pyarrow)",
+    )
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    p.add_argument(
+        "--stats",
+        action="store_true",
+        help="print the published figures measured on the jobs as JSON (shares of classes, queues "
+        "and requests, CPU time, inter-arrivals, and the off-line MAE in minutes of the W and D "
+        "predictors, 001 section 5.1)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if isinstance(args.jobs, int) and args.jobs < 1:
+        raise InvalidConfigError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.seed < 0:
+        raise InvalidConfigError(f"--seed must be >= 0, got {args.seed}")
+    if not (math.isfinite(args.load) and args.load > 0):
+        raise InvalidConfigError(f"--load must be a positive number, got {args.load}")
+    out: Path = args.output
+    if not out.name.lower().endswith(TABLE_SUFFIXES):
+        raise InvalidConfigError(f"--output {out}: unknown file type; use one of {', '.join(TABLE_SUFFIXES)}")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise InvalidConfigError(f"--output {out}: no such directory: {parent}")
+    t0 = time.perf_counter()
+    w = eurora(args.jobs, seed=args.seed, load=args.load)
+    seconds = time.perf_counter() - t0
+    write_jobs(w, os.fspath(out))
+    if args.stats:
+        stats: dict[str, float] = {"jobs": float(len(w)), **shares(w)}
+        stats["mae_min:W"] = prediction_mae_minutes(w, "walltime")
+        stats["mae_min:D"] = prediction_mae_minutes(w, "profile")
+        print(json.dumps({k: round(v, 6) for k, v in stats.items()}, indent=1))
+    if not args.quiet:
+        s = shares(w)
+        print(
+            f"wrote {len(w)} jobs to {out} (generated in {seconds:.2f} s): "
+            f"short {s['short']:.2%}, medium {s['medium']:.2%}, long {s['long']:.3%}; "
+            f"one node {s['one_node']:.1%}, one core {s['one_core']:.1%}, "
+            f"GPU {s['gpu']:.1%}, MIC {s['mic']:.2%}",
+            file=sys.stderr,
+        )
+    return 0

@@ -1,0 +1,1 @@
+"""Experiments: evaluation protocols, evaluate, comparisons and sweeps (simulation and training)."""

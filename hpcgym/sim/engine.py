@@ -1,0 +1,1248 @@
+"""The discrete-event engine every dispatcher, baseline or learned, runs on.
+
+One clock ``now`` and one heap of ``(time, kind, seq, job)`` events (terminations and
+prediction-expiry alarms); arrivals come from the workload's submit column, which is
+sorted. Semantics (design card):
+
+* at one instant, terminations are handled first, then prediction-expiry alarms, then
+  arrivals, then **one** decision; an expiry alarm is an event instant like the others
+  (a corrected prediction moves reservations, so the dispatcher is asked again if a
+  waiting job fits);
+* a predictor may revise any job's prediction at any event (``Predictor.revise``); the
+  engine then re-arms that job's expiry alarm;
+* a decision point is an instant after which the queue is non-empty and at least one
+  queued job fits the free resources (a dispatcher with ``every_event = True`` is
+  also asked when nothing fits, e.g. to record reservations);
+* a dispatcher sees a read-only :class:`SystemView` and returns the jobs to start now,
+  optionally with their placements (a :class:`Decision`); the engine starts them in
+  that order, placing a job the dispatcher did not place with the machine's allocation
+  policy, and rejects a job that does not fit, an impossible placement, a job that is
+  not waiting, or one given twice;
+* jobs run for their real run time (``kill_at_estimate`` ends them at their estimate);
+* if a decision starts nothing, time moves to the next event; if no event is left and
+  jobs still wait, the dispatcher would wait forever and :meth:`Simulator.run` raises.
+
+The machine is a :class:`~hpcgym.machine.Machine` of nodes x resource types; the engine
+owns its free matrix and asks the one allocator (:mod:`hpcgym.machine.allocator`) where jobs
+go. The engine imports numpy and numba only: no gymnasium, torch or ortools.
+"""
+
+from __future__ import annotations
+
+import heapq
+import sys
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError
+from hpcgym.machine.model import UNPLACEABLE_REASONS, Machine, align_requests
+from hpcgym.predict.runtime import Predictor, Walltime
+from hpcgym.sim import _kernels as ek
+from hpcgym.sim._kernels import Jobs, State
+from hpcgym.workloads.fit import describe_unplaceable
+from hpcgym.workloads.swf import Workload
+
+__all__ = ["Decision", "Dispatcher", "Jobs", "Schedule", "Simulator", "State", "SystemView"]
+
+_END = 0
+_EXPIRE = 1
+_WAKE = 2
+_INT64 = np.dtype(np.int64)
+_STATE_NAMES = ("not submitted yet", "waiting", "already running", "already ended")
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+class Decision:
+    """What a dispatcher may return: jobs to start now and, optionally, where.
+
+    A decision behaves as the sequence of its jobs (``len``, iteration, indexing,
+    ``np.asarray``), so code that treats a dispatcher's answer as a list of jobs keeps
+    working, and ``sim.start(decision)`` starts them on the given nodes.
+
+    Attributes:
+        jobs: the jobs, in the order the engine starts them.
+        nodes: their placements, concatenated in job order: job ``jobs[i]``
+            contributes ``view.chunks[jobs[i]]`` node indices, one per chunk. ``None``
+            lets the engine place every job with the machine's allocation policy, in
+            order (which is what returning just the list of jobs does).
+
+    >>> d = Decision([3, 5], [0, 0, 2])  # job 3 has two chunks on node 0, job 5 one on node 2
+    >>> list(d), len(d), d.nodes
+    ([3, 5], 2, [0, 0, 2])
+    """
+
+    __slots__ = ("jobs", "nodes")
+
+    def __init__(
+        self, jobs: Sequence[int] | np.ndarray, nodes: Sequence[int] | np.ndarray | None = None
+    ) -> None:
+        self.jobs = jobs
+        self.nodes = nodes
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.jobs)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.jobs[i]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.asarray(self.jobs, dtype=dtype)
+
+    def __repr__(self) -> str:
+        jobs = list(np.asarray(self.jobs).tolist())
+        nodes = None if self.nodes is None else list(np.asarray(self.nodes).tolist())
+        return f"Decision(jobs={jobs}, nodes={nodes})"
+
+
+class SystemView:
+    """What a dispatcher may look at: read-only, refreshed by the engine.
+
+    Attributes:
+        now: current time (s).
+        machine: the :class:`~hpcgym.machine.Machine`.
+        capacity: ``(nodes, R)`` capacity of each node.
+        free: ``(nodes, R)`` free amount of each resource on each node (live).
+        free_total: ``(R,)`` free amount of each resource type, over the nodes (live).
+        chunks: ``(n,)`` each job's chunk count, aligned to the machine (on an
+            exclusive machine a chunk larger than a node is split into whole nodes).
+        per_chunk: ``(n, R)`` each job's request per chunk, in the machine's resource order.
+        request: ``(n, R)`` each job's total request, ``chunks * per_chunk``.
+        procs: ``(n,)`` each job's total of the machine's first resource type: the
+            requested processors of an SWF job. Kept for the environment's
+            processor-based observations; whether a job fits is :meth:`fits`.
+        jobs: the workload with run times hidden (``jobs.submit``, ``jobs.user`` ...).
+        submit, estimate: job columns (read-only), indexed by job.
+        prediction: each job's current predicted run time (read-only).
+        start: each job's start time, NaN while it waits (read-only).
+        placement_ptr, placement_nodes: where each started job runs (see :meth:`placement`).
+
+    The arrays of :attr:`queue` and :attr:`running` are read-only views of the engine's
+    buffers, valid until the engine next starts or ends a job: copy them to keep them.
+    """
+
+    __slots__ = (
+        "_fitbuf",
+        "_fitcache",
+        "_fitfver",
+        "_fitqver",
+        "_fitro",
+        "_mem",
+        "_qcache",
+        "_qseg",
+        "_qver",
+        "_rcache",
+        "_rseg",
+        "_rver",
+        "_sim",
+        "capacity",
+        "chunks",
+        "estimate",
+        "free",
+        "free_total",
+        "jobs",
+        "machine",
+        "per_chunk",
+        "placement_nodes",
+        "placement_ptr",
+        "prediction",
+        "procs",
+        "request",
+        "start",
+        "submit",
+    )
+
+    def __init__(self, sim: Simulator) -> None:
+        self._sim = sim
+        w = sim.workload
+        self.jobs = w.public
+        self.submit = w.submit
+        self.estimate = w.estimate
+        self._link()
+
+    def _link(self) -> None:
+        """Bind the live columns; numpy views do not survive pickling or deep copies."""
+        sim = self._sim
+        a = sim._a
+        self.machine = sim.machine
+        self.capacity = sim.machine.capacity
+        self.chunks = _readonly(a.chunks)
+        self.per_chunk = _readonly(a.per_chunk)
+        request = a.chunks[:, None] * a.per_chunk
+        request.flags.writeable = False
+        self.request = request
+        self.procs = request[:, 0]
+        self.prediction = _readonly(sim.predictor.prediction)
+        self.start = _readonly(sim.start_time)
+        self.free = _readonly(a.free)
+        self.free_total = _readonly(a.free_total)
+        self.placement_ptr = _readonly(a.placement_ptr)
+        self.placement_nodes = _readonly(a.placement_nodes)
+        self._mem = _readonly(sim._mem)
+        self._qseg = _readonly(a.queue)
+        self._rseg = _readonly(a.running)
+        self._qver = self._rver = -1
+        self._qcache = self._rcache = np.zeros(0, dtype=np.int64)
+        self._fitbuf = np.zeros(len(a.chunks), dtype=bool)
+        self._fitro = _readonly(self._fitbuf)
+        self._fitcache = self._fitro[:0]
+        self._fitqver = self._fitfver = -1
+
+    def __getstate__(self) -> tuple[None, dict[str, object]]:
+        return None, {"_sim": self._sim, "jobs": self.jobs, "submit": self.submit, "estimate": self.estimate}
+
+    def __setstate__(self, state: tuple[None, dict[str, object]]) -> None:
+        for name, value in state[1].items():
+            setattr(self, name, value)
+        if "_a" in vars(self._sim):  # else the engine links us once it is restored
+            self._link()
+
+    @property
+    def now(self) -> float:
+        return self._sim.now
+
+    @property
+    def free_procs(self) -> int:
+        """Free amount of the machine's first resource type, summed over the nodes.
+
+        The free processors of an SWF machine, kept for the environment's
+        processor-based observations. It tells whether a job fits only on a machine of
+        one node and one resource type: :meth:`fits` decides in general.
+        """
+        return int(self.free_total[0])
+
+    @property
+    def ended(self) -> Sequence[int]:
+        """Jobs that have ended, in termination order (a live list: do not modify)."""
+        return self._sim._ended
+
+    def end(self, jobs: np.ndarray) -> np.ndarray:
+        """End times of ``jobs``; NaN for a job that has not ended (no look into the future)."""
+        sim = self._sim
+        return np.where(sim._a.state[jobs] == 3, sim.end_time[jobs], np.nan)
+
+    @property
+    def queue(self) -> np.ndarray:
+        """Waiting jobs in arrival order (read-only array of job indices)."""
+        sim = self._sim
+        if self._qver != sim._qver:
+            mem = sim._mem
+            if mem[ek.H_QTOMBS]:
+                ek.compact(mem)
+            self._qcache = self._qseg[mem[ek.H_QLO] : mem[ek.H_QHI]]
+            self._qver = sim._qver
+        return self._qcache
+
+    @property
+    def running(self) -> np.ndarray:
+        """Running jobs in start order (read-only array of job indices)."""
+        sim = self._sim
+        if self._rver != sim._rver:
+            self._rcache = self._rseg[: sim._nr]
+            self._rver = sim._rver
+        return self._rcache
+
+    def iter_queue(self) -> Iterable[int]:
+        """Waiting jobs in arrival order, as Python ints."""
+        return iter(self.queue.tolist())
+
+    @property
+    def queue_length(self) -> int:
+        return self._sim._nq
+
+    def fits(self, job: int) -> bool:
+        """Whether ``job`` fits the free resources now (the allocator decides)."""
+        return bool(ek.fits_job(self._sim._mem, int(job)))
+
+    def fits_each(self, jobs: np.ndarray) -> np.ndarray:
+        """Whether each of ``jobs`` fits the free resources now (a new bool array)."""
+        js = np.ascontiguousarray(jobs, dtype=np.int64).reshape(-1)
+        out = np.zeros(len(js), dtype=bool)
+        ek.fits_jobs(self._sim._mem, js, out)
+        return out
+
+    @property
+    def queue_fits(self) -> np.ndarray:
+        """Whether each waiting job (in :attr:`queue` order) fits now (read-only)."""
+        sim = self._sim
+        if self._fitqver != sim._qver or self._fitfver != sim._fver:
+            q = self.queue
+            ek.fits_jobs(sim._mem, q, self._fitbuf)
+            self._fitcache = self._fitro[: len(q)]
+            self._fitqver, self._fitfver = sim._qver, sim._fver
+        return self._fitcache
+
+    def placement(self, job: int) -> np.ndarray:
+        """The node of each chunk of a started job (-1 while it has not started)."""
+        p = self.placement_ptr
+        return self.placement_nodes[p[job] : p[job + 1]]
+
+    def predicted_end(self, jobs: np.ndarray) -> np.ndarray:
+        """Predicted end time of running ``jobs``: start + current prediction."""
+        return self.start[jobs] + self.prediction[jobs]
+
+    def bundles(self) -> tuple[tuple, tuple, tuple]:  # type: ignore[type-arg]
+        """The machine, job and state bundles of compiled kernels, as plain tuples.
+
+        ``(Nodes, Jobs, State)`` with the fields of :class:`~hpcgym.machine.allocator.Nodes`,
+        :class:`Jobs` and :class:`State`, all read-only. Plain tuples cross into numba
+        faster than named ones; a kernel rebuilds the names with ``Jobs(*jobs)``. (The
+        reference dispatchers pass :meth:`kernel_inputs` instead, fewer arrays still.)
+        """
+        jobs = (
+            self.chunks,
+            self.per_chunk,
+            self.prediction,
+            self.start,
+            self.placement_ptr,
+            self.placement_nodes,
+        )
+        return tuple(self._sim.machine.nodes), jobs, (self.now, self.free, self.queue, self.running)
+
+    def kernel_inputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+        """``(mem, prediction, start, now)``: the engine's state for compiled kernels.
+
+        ``mem`` is the engine's buffer (read-only), from which compiled code rebuilds
+        the bundles with :func:`hpcgym.sim._kernels.nodes_of`, ``jobs_of`` and
+        ``state_of``: one array crosses into numba instead of a dozen.
+        """
+        self.queue  # noqa: B018 - compacts the queue buffer, which kernels then read as it is
+        return self._mem, self.prediction, self.start, self._sim.now
+
+
+DecisionLike = Sequence[int] | np.ndarray | Decision
+"""What a dispatcher returns: the jobs to start now, or a :class:`Decision` with placements."""
+
+
+@runtime_checkable
+class Dispatcher(Protocol):
+    """Anything that, given a view, returns the jobs to start now (or a :class:`Decision`).
+
+    A plain callable is enough. A dispatcher that needs the engine's optional hooks
+    (``reset``, ``every_event``, ``extras``) subclasses :class:`DispatcherBase`; the
+    engine and the environment call the hooks of a :class:`DispatcherBase` and no
+    others (see :func:`as_dispatcher`).
+
+    Attributes:
+        name: short name used in reports.
+    """
+
+    name: str
+
+    def __call__(self, view: SystemView) -> DecisionLike: ...
+
+
+class DispatcherBase:
+    """A dispatcher with the engine's optional hooks, each a no-op by default.
+
+    Subclasses implement ``__call__`` and override the hooks they need:
+
+    * :meth:`reset` -- called once with the view before a run or an episode;
+    * :attr:`every_event` -- True to be asked at every instant with a waiting job,
+      even when nothing fits (e.g. to record reservations);
+    * :meth:`extras` -- what the run recorded, merged into ``Schedule.extras``;
+    * :meth:`wake_times` -- instants at which :meth:`Simulator.run` must stop even
+      without an event (e.g. a replay's logged starts);
+    * :attr:`needs_log` -- True only for a dispatcher that replays the log: the engine
+      then hands it the whole workload, logged waits (SWF field 3) and run times
+      included, with :meth:`see_log` after :meth:`reset`, as the oracle predictor is
+      handed the run times.
+
+    >>> class Oldest(DispatcherBase):
+    ...     name = "oldest"
+    ...     def __call__(self, view):
+    ...         return view.queue[:1] if view.queue_fits[:1].any() else []
+    >>> from hpcgym.workloads import Workload
+    >>> w = Workload.from_columns([0, 0], [5, 5], [4, 4], [5, 5], procs=4)
+    >>> Simulator(w).run(Oldest()).start.tolist()
+    [0.0, 5.0]
+    """
+
+    name: str = "dispatcher"
+
+    @property
+    def every_event(self) -> bool:
+        """Ask at every instant with a waiting job, not only when one fits (default False)."""
+        return False
+
+    def reset(self, view: SystemView) -> None:
+        """Prepare for a run on ``view``'s workload (default: nothing)."""
+
+    def extras(self) -> dict[str, object]:
+        """What the run recorded, for ``Schedule.extras`` (default: nothing)."""
+        return {}
+
+    needs_log: bool = False
+
+    def see_log(self, workload: Workload) -> None:
+        """The workload as logged (waits, run times); called only if :attr:`needs_log`."""
+
+    def wake_times(self) -> np.ndarray:
+        """Times (s) at which the engine holds an instant with no event (default: none).
+
+        Asked once, after :meth:`reset`; at such an instant the dispatcher is asked as at
+        any other (if a waiting job fits, or at every instant with ``every_event``).
+        """
+        return np.zeros(0)
+
+    def __call__(self, view: SystemView) -> DecisionLike:
+        raise NotImplementedError(f"{type(self).__name__} must implement __call__(view)")
+
+
+_HOOKS = ("reset", "every_event", "extras", "wake_times", "see_log")
+
+
+class CallableDispatcher(DispatcherBase):
+    """A plain dispatcher callable, with the no-op hooks of :class:`DispatcherBase`.
+
+    Args:
+        fn: ``view -> jobs to start``.
+        name: report name; by default ``fn``'s ``name`` attribute, else its
+            ``__name__``, else its type's name.
+    """
+
+    def __init__(self, fn: Dispatcher | Any, name: str | None = None) -> None:
+        self.fn = fn
+        self.name = name or callable_name(fn)
+
+    def __call__(self, view: SystemView) -> DecisionLike:
+        return self.fn(view)  # type: ignore[no-any-return]
+
+
+def callable_name(fn: object) -> str:
+    """The report name of a dispatcher callable: its ``name``, else ``__name__``, else its type's."""
+    for attr in ("name", "__name__"):
+        name = getattr(fn, attr, None)
+        if isinstance(name, str) and name:
+            return name
+    return type(fn).__name__
+
+
+def as_dispatcher(dispatcher: Dispatcher | Any) -> DispatcherBase:
+    """``dispatcher`` with its hooks: itself if a :class:`DispatcherBase`, else a wrapper.
+
+    The one place a dispatcher's kind is resolved: the engine and the environment
+    call the hooks of the result and probe nothing else.
+
+    Raises:
+        InvalidConfigError: ``dispatcher`` is not callable, or its class defines a hook
+            (``reset``, ``every_event``, ``extras``) without subclassing
+            :class:`DispatcherBase` (the hook would be ignored).
+    """
+    if isinstance(dispatcher, DispatcherBase):
+        return dispatcher
+    if not callable(dispatcher):
+        raise InvalidConfigError(f"dispatcher: must be callable (view -> jobs), got {dispatcher!r}")
+    hooks = [h for h in _HOOKS if hasattr(type(dispatcher), h)]
+    if hooks:
+        raise InvalidConfigError(
+            f"dispatcher: {type(dispatcher).__name__} defines {', '.join(hooks)} but does not "
+            "subclass hpcgym.sim.DispatcherBase, so the engine would ignore it; subclass it"
+        )
+    return CallableDispatcher(dispatcher)
+
+
+@dataclass
+class Schedule:
+    """What a simulation did: every job's start, end and nodes, and how predictions evolved.
+
+    Attributes:
+        workload: the simulated jobs.
+        start, end: start and end time of every job.
+        killed: jobs ended at their estimate (only with ``kill_at_estimate``).
+        first_prediction: each job's prediction right after it was submitted.
+        prediction_changes: ``(time, job, prediction)`` revisions in time order.
+        policy, predictor: names.
+        sim_seconds: wall-clock seconds spent in the simulation loop.
+        decisions: number of dispatcher calls.
+        extras: anything a dispatcher recorded (e.g. reservations), by name.
+        machine: the machine the jobs ran on.
+        placement_ptr, placement_nodes: the placements, in compressed rows: job ``j``
+            ran its chunks on nodes ``placement_nodes[placement_ptr[j]:placement_ptr[j + 1]]``
+            (see :meth:`placement`).
+    """
+
+    workload: Workload
+    start: np.ndarray
+    end: np.ndarray
+    killed: np.ndarray
+    first_prediction: np.ndarray
+    prediction_changes: list[tuple[float, int, float]]
+    policy: str = ""
+    predictor: str = ""
+    sim_seconds: float = 0.0
+    decisions: int = 0
+    extras: dict[str, object] = field(default_factory=dict)
+    machine: Machine | None = None
+    placement_ptr: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=np.int64))
+    placement_nodes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @property
+    def wait(self) -> np.ndarray:
+        return self.start - self.workload.submit
+
+    @property
+    def runtime(self) -> np.ndarray:
+        """Time each job actually ran (its real run time, or less if killed)."""
+        return self.end - self.start
+
+    def placement(self, job: int) -> np.ndarray:
+        """The node of each chunk of ``job``."""
+        p = self.placement_ptr
+        return self.placement_nodes[p[job] : p[job + 1]]
+
+    def jobs_slice(self, first: int) -> Schedule:
+        """The schedule of jobs ``first`` onwards only (their workload window)."""
+        import dataclasses
+
+        keep = slice(first, len(self.start))
+        p0 = int(self.placement_ptr[first])
+        return dataclasses.replace(
+            self,
+            workload=self.workload.window(None, first),
+            start=self.start[keep],
+            end=self.end[keep],
+            killed=self.killed[keep],
+            first_prediction=self.first_prediction[keep],
+            prediction_changes=[(t, j - first, p) for t, j, p in self.prediction_changes if j >= first],
+            placement_ptr=self.placement_ptr[first:] - p0,
+            placement_nodes=self.placement_nodes[p0:],
+        )
+
+
+class Simulator:
+    """Replays a workload on a machine; a dispatcher decides what starts when.
+
+    Args:
+        workload: the jobs.
+        machine: the machine; by default ``workload.machine``, else one node of
+            ``workload.procs`` processors (:meth:`Machine.processors`).
+        predictor: what dispatchers plan with; wall-time (W) by default.
+        kill_at_estimate: end jobs at their estimate when they would run longer.
+
+    Raises:
+        InvalidConfigError: a job asks for a resource the machine lacks, a chunk no node
+            holds, or more than the machine can ever hold at once; the message names the
+            job (read the workload with :func:`hpcgym.workloads.fit_workload` to drop and
+            count such jobs instead).
+
+    Typical use is :meth:`run`; the Gymnasium environment drives :meth:`advance` and
+    :meth:`start` itself, one decision at a time.
+
+    >>> from hpcgym.workloads import load_default
+    >>> from hpcgym.baselines import make_policy
+    >>> sim = Simulator(load_default().window(500))
+    >>> schedule = sim.run(make_policy("fcfs"))
+    >>> bool((schedule.start >= schedule.workload.submit).all())
+    True
+    """
+
+    def __init__(
+        self,
+        workload: Workload,
+        machine: Machine | None = None,
+        predictor: Predictor | None = None,
+        *,
+        kill_at_estimate: bool = False,
+    ) -> None:
+        self.workload = workload
+        if machine is None:
+            machine = workload.machine if workload.machine is not None else Machine.processors(workload.procs)
+        if not isinstance(machine, Machine):
+            raise InvalidConfigError(f"machine must be a Machine, got {type(machine).__name__}")
+        self.machine = machine
+        self.predictor = predictor if predictor is not None else Walltime()
+        self.kill_at_estimate = bool(kill_at_estimate)
+        self._requests()
+        self.reset()
+
+    def _requests(self) -> None:
+        """Align the jobs' requests to the machine; their request shapes for ``any_fits``."""
+        w = self.workload
+        chunks, per_chunk, reason = align_requests(self.machine, w.resources, w.chunks, w.per_chunk)
+        bad = np.flatnonzero(reason)
+        if len(bad):
+            j = int(bad[0])
+            more = f" ({len(bad) - 1} more jobs cannot run either)" if len(bad) > 1 else ""
+            raise InvalidConfigError(
+                describe_unplaceable(self.machine, w, j, int(reason[j]))
+                + f": {UNPLACEABLE_REASONS[int(reason[j])]}{more}; read the workload with "
+                "hpcgym.workloads.fit_workload (or the CLI's --machine) so such jobs are dropped and counted"
+            )
+        self._chunks = chunks
+        self._per_chunk = np.ascontiguousarray(per_chunk)
+        # distinct request shapes, smallest first (any_fits stops at the first that fits)
+        rows = np.column_stack([chunks, per_chunk]) if len(w) else np.zeros((0, 1 + per_chunk.shape[1]))
+        shapes, inverse = np.unique(rows.astype(np.int64), axis=0, return_inverse=True)
+        weight = self.machine.nodes.weight
+        size = shapes[:, 0] * (shapes[:, 1:] @ weight) if len(shapes) else np.zeros(0, np.int64)
+        order = np.lexsort((*shapes.T[::-1], size))
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        self._shape = rank[inverse.reshape(-1)].astype(np.int64)
+        self._shape_chunks = np.ascontiguousarray(shapes[order, 0])
+        self._shape_v = np.ascontiguousarray(shapes[order, 1:])
+
+    # ------------------------------------------------------------------ state
+    def reset(self) -> None:
+        """Back to time zero: empty machine, nothing submitted."""
+        w = self.workload
+        n = len(w)
+        self.predictor.reset(w if self.predictor.needs_runtime else w.public)
+        # asked at every event: bound once, after reset (a wrapper binds its inner's there)
+        self._has_revised = self.predictor.has_revised
+        self._submit: list[float] = w.submit.tolist()
+        self._runtime: list[float] = w.runtime.tolist()
+        self._estimate: list[float] = w.estimate.tolist()
+        self.start_time = np.full(n, np.nan)
+        self.end_time = np.full(n, np.nan)
+        self.killed = np.zeros(n, dtype=bool)
+        self.first_prediction = np.full(n, np.nan)
+        self.now = float(self._submit[0]) if n else 0.0
+        self._next_arrival = 0
+        self._events: list[tuple[float, int, int, int]] = []
+        self._alarm: dict[int, float] = {}  # running job -> time of its live expiry alarm
+        self._seq = 0
+        self._nq = 0  # waiting jobs
+        self._nr = 0  # running jobs
+        self._qver = 0
+        self._rver = 0
+        self._fver = 0
+        nodes = self.machine.nodes
+        self._mem = ek.build(
+            nodes.capacity,
+            nodes.weight,
+            nodes.exclusive,
+            nodes.policy,
+            self._chunks,
+            self._per_chunk,
+            self._shape,
+            self._shape_chunks,
+            self._shape_v,
+        )
+        self._a = ek.views(self._mem)
+        self._one = np.zeros(1, dtype=np.int64)
+        self.n_done = 0
+        self._amended = False
+        self._ended: list[int] = []  # jobs in termination order
+        self.decisions = 0
+        self.view = SystemView(self)
+
+    @property
+    def free(self) -> np.ndarray:
+        """The free matrix ``(nodes, R)`` (read-only view)."""
+        return self.view.free
+
+    def warm_start(
+        self, now: float, running: Sequence[int] | np.ndarray, start: Sequence[float] | np.ndarray
+    ) -> None:
+        """Begin at ``now`` with the machine already in use instead of empty.
+
+        Call right after :meth:`reset` (or construction), before the first :meth:`advance`.
+        Every job submitted before ``now`` counts as submitted: the jobs in ``running``
+        started at the matching ``start`` time and end at start + run time as usual; the
+        others wait in the queue. Jobs submitted at ``now`` or later arrive as usual. The
+        predictor is told of those submissions and starts in time order; a prediction a
+        running job has already outlived is corrected at ``now``. The Gymnasium
+        environment uses this to begin an episode from the state a full replay had at
+        the start of its window. :meth:`run` always starts from an empty machine.
+        Running jobs are placed by the machine's allocation policy in start order.
+
+        Args:
+            now: the time to begin at.
+            running: jobs (submitted before ``now``) running at ``now``.
+            start: their start times, each before ``now`` and not before its submission.
+
+        Raises:
+            InvalidConfigError: the engine is not fresh, or a running job was not
+                submitted before ``now``, starts at or after ``now``, or has ended by then.
+            InvalidDecisionError: the running jobs do not fit the machine together.
+        """
+        running = np.asarray(running, dtype=np.int64)
+        start = np.asarray(start, dtype=np.float64)
+        submit = self._submit
+        if self._next_arrival or self._events or self.n_done:
+            raise InvalidConfigError("warm_start: call it on a fresh engine, right after reset()")
+        if running.shape != start.shape:
+            raise InvalidConfigError("warm_start: running and start must have the same length")
+        n_before = int(np.searchsorted(self.workload.submit, now, side="left"))
+        if len(running):
+            end = start + self.workload.runtime[running]
+            if self.kill_at_estimate:
+                end = np.minimum(end, start + self.workload.estimate[running])
+            bad = (
+                (running < 0)
+                | (running >= n_before)
+                | (start >= now)
+                | (start < self.workload.submit[np.clip(running, 0, len(submit) - 1)])
+                | (end < now)
+            )
+            if bad.any():
+                j = int(running[np.argmax(bad)])
+                raise InvalidConfigError(
+                    f"warm_start: job {j} cannot be running at t={now:g} "
+                    "(it must be submitted and started before that time and not yet ended)"
+                )
+        # submissions (kind 0) and starts (kind 1) of the past, in time order
+        past = sorted(
+            [(submit[j], 0, j) for j in range(n_before)]
+            + [(float(t), 1, int(j)) for j, t in zip(running, start, strict=True)]
+        )
+        for t, kind, j in past:
+            self.now = t
+            if kind == 0:
+                self._next_arrival = j
+                self._arrive_until(j + 1)
+            else:
+                self.start((j,))
+        self.now = float(now)
+        self._next_arrival = n_before
+        # expiry alarms that fell before now: correct those predictions at now
+        events = self._events
+        state = self._a.state
+        while events and events[0][0] < now:
+            t, kind, _, j = heapq.heappop(events)
+            assert kind == _EXPIRE, "a running job ended before the warm-start time"
+            if state[j] == 2 and self._alarm.get(j) == t:
+                del self._alarm[j]
+                self._correct(j, float(self.start_time[j]))
+
+    def _arrive_until(self, stop: int) -> None:
+        """Submit the jobs from the next arrival up to ``stop`` (exclusive) at ``now``."""
+        first = self._next_arrival
+        ek.instant(self._mem, 0, first, stop, False)
+        self._nq += stop - first
+        self._next_arrival = stop
+        self._qver += 1
+        self._submitted_queued(first, stop)
+
+    def _submitted_queued(self, first: int, stop: int) -> None:
+        """Tell the predictor of the arrivals ``first .. stop - 1`` (already queued)."""
+        predictor = self.predictor
+        pred = predictor.prediction
+        fp = self.first_prediction
+        t = self.now
+        for j in range(first, stop):
+            predictor.on_submit(j, t)
+            fp[j] = pred[j]
+        if self._has_revised():
+            self._rearm()
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        # a pickled or deep-copied engine: its view's live columns must be views of the
+        # copy's arrays, not copies of the original's (the environment must pickle)
+        self.__dict__.update(state)
+        self._a = ek.views(self._mem)
+        if hasattr(self.view, "_sim"):  # else the view links itself once it is restored
+            self.view._link()
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        del state["_a"]  # views of _mem: rebuilt on load
+        return state
+
+    @property
+    def done(self) -> bool:
+        """Every job has ended."""
+        return self.n_done == len(self.workload)
+
+    @property
+    def queue(self) -> list[int]:
+        """Waiting jobs in arrival order."""
+        return self.view.queue.tolist()  # type: ignore[no-any-return]
+
+    @property
+    def running(self) -> list[int]:
+        """Running jobs in start order."""
+        return self.view.running.tolist()  # type: ignore[no-any-return]
+
+    def waiting_jobs(self) -> np.ndarray:
+        """Waiting jobs in arrival order, as a new int64 array."""
+        return self.view.queue.copy()
+
+    def has_future_event(self) -> bool:
+        """Whether anything is left to happen without a new decision."""
+        return bool(self._events) or self._next_arrival < len(self._submit)
+
+    def next_event_time(self) -> float:
+        """Time of the next event (inf if none)."""
+        t = self._events[0][0] if self._events else np.inf
+        if self._next_arrival < len(self._submit):
+            t = min(t, self._submit[self._next_arrival])
+        return float(t)
+
+    def any_fits(self) -> bool:
+        """Whether at least one waiting job fits the free resources now.
+
+        Checks each distinct request shape among the waiting jobs once, smallest
+        first, stopping at the first that fits (one compiled call).
+        """
+        if not self._nq:
+            return False
+        return bool(ek.any_waiting_fits(self._mem))
+
+    # ----------------------------------------------------------------- events
+    def _step_instant(self, check: bool = False) -> int:
+        """Handle every event of the next instant.
+
+        Args:
+            check: also find out whether a waiting job fits afterwards.
+
+        Returns:
+            -1 if no event is left; else 1 if ``check`` found a waiting job that fits,
+            0 otherwise.
+        """
+        events = self._events
+        submit = self._submit
+        na = self._next_arrival
+        n = len(submit)
+        if events:
+            t = events[0][0]
+            if na < n and submit[na] < t:
+                t = submit[na]
+        elif na < n:
+            t = submit[na]
+        else:
+            return -1
+        self.now = t
+        predictor = self.predictor
+        count = 0
+        # terminations, then expiry alarms (the heap orders kind 0 before kind 1)
+        if events and events[0][0] == t:
+            ended = self._ended
+            buf = self._a.ended
+            while events and events[0][0] == t:
+                _, kind, _, j = heapq.heappop(events)
+                if kind == _END:
+                    buf[count] = j
+                    count += 1
+                    ended.append(j)
+                    predictor.on_end(j, t, t - self.start_time[j])
+                elif kind == _EXPIRE and self._alarm.get(j) == t:  # the live alarm (precedes the end)
+                    del self._alarm[j]
+                    self._correct(j, float(self.start_time[j]))
+            if count:
+                self.n_done += count
+                self._nr -= count
+                self._rver += 1
+                self._fver += 1
+            if self._has_revised():
+                self._rearm()
+        # arrivals
+        stop = na
+        if na < n and submit[na] == t:
+            stop = na + 1
+            while stop < n and submit[stop] == t:
+                stop += 1
+            self._nq += stop - na
+            self._next_arrival = stop
+            self._qver += 1
+        # one compiled call frees the ended jobs' nodes, queues the arrivals and checks fits
+        fit = ek.instant(self._mem, count, na, stop, check and self._nq > 0)
+        if stop > na:
+            self._submitted_queued(na, stop)
+        return 1 if fit else 0
+
+    def _arm(self, j: int, start: float) -> None:
+        """Set the expiry alarm of running job ``j`` if it will outlive its prediction.
+
+        Only the latest alarm of a job is live (``_alarm``); older ones in the heap are
+        skipped when they come up.
+        """
+        self._alarm.pop(j, None)
+        alarm = start + float(self.predictor.prediction[j])
+        if alarm >= self.end_time[j]:
+            return  # it ends first; the alarm would find nothing to correct
+        if alarm > self.now:
+            self._alarm[j] = alarm
+            heapq.heappush(self._events, (alarm, _EXPIRE, self._seq, j))
+            self._seq += 1
+        else:  # already outlived (e.g. a prediction of 0 s): correct at once
+            self._correct(j, start)
+
+    def _correct(self, j: int, start: float) -> None:
+        predictor = self.predictor
+        old = float(predictor.prediction[j])
+        new = float(predictor.on_expire(j, self.now, self.now - start))
+        if new > old:  # a correction that does not grow would loop forever
+            predictor.revise(j, self.now, new)  # the predictor notes j as revised
+            revised = predictor.take_revised()
+            if len(revised) == 1 and revised[0] == j:  # the usual case: only this job
+                self._arm(j, start)
+            else:
+                self._rearm(revised)
+
+    def _rearm(self, revised: list[int] | None = None) -> None:
+        """Re-arm the alarms of running jobs whose prediction the predictor revised.
+
+        Args:
+            revised: jobs already taken from the predictor; by default this takes them
+                (:meth:`Predictor.take_revised`). They are re-armed latest revision
+                first, the order this engine has always used.
+        """
+        predictor = self.predictor
+        if revised is None:
+            revised = predictor.take_revised()
+        corrects = predictor.corrects
+        state = self._a.state
+        for j in reversed(revised):
+            if corrects and state[j] == 2:
+                self._arm(j, float(self.start_time[j]))
+
+    def wake_at(self, times: Sequence[float] | np.ndarray) -> None:
+        """Hold an instant at each of ``times`` (those before ``now`` are ignored).
+
+        Nothing happens at such an instant but the decision: :meth:`advance` stops there
+        as at any event (if a waiting job fits, or with ``every_event``). A dispatcher
+        asks for them through :meth:`DispatcherBase.wake_times`.
+        """
+        ts = np.unique(np.asarray(times, dtype=np.float64).reshape(-1))
+        ts = ts[np.isfinite(ts) & (ts >= self.now)]
+        if not len(ts):
+            return
+        events = self._events
+        seq = self._seq
+        events.extend((t, _WAKE, seq + i, -1) for i, t in enumerate(ts.tolist()))
+        self._seq = seq + len(ts)
+        heapq.heapify(events)
+
+    def advance(self, every_event: bool = False) -> bool:
+        """Move to the next decision point.
+
+        Args:
+            every_event: stop at every instant with a non-empty queue, even when no
+                waiting job fits.
+
+        Returns:
+            True at a decision point, False once every job has ended.
+        """
+        check = not every_event
+        while True:
+            fit = self._step_instant(check)
+            if fit < 0:
+                return False
+            if self._nq and (every_event or fit):
+                return True
+
+    def advance_until(self, until: float, every_event: bool = False) -> bool:
+        """:meth:`advance`, but handling only the instants before ``until``.
+
+        A resource manager in front of the queue (:mod:`hpcgym.baselines.molding`) acts at its own
+        instants: it steps the engine up to just before one, decides, and goes on.
+
+        Returns:
+            True at a decision point before ``until``; False when the next instant is at
+            or after ``until`` (or none is left).
+        """
+        check = not every_event
+        while self.next_event_time() < until:
+            fit = self._step_instant(check)
+            if fit < 0:
+                return False
+            if self._nq and (every_event or fit):
+                return True
+        return False
+
+    def amend(
+        self,
+        job: int,
+        *,
+        submit: float | None = None,
+        runtime: float | None = None,
+        estimate: float | None = None,
+        like: int | None = None,
+    ) -> None:
+        """Change a job that has not been submitted yet, as a resource manager in front of the queue would.
+
+        Args:
+            job: the job; it and every later job must not have arrived yet.
+            submit: its new submit time, not before ``now`` nor before the previous
+                job's (the engine takes arrivals in job order: a later job with an
+                earlier submit time must be amended before this one arrives).
+            runtime: its new real run time (s, >= 0).
+            estimate: its new estimate (s, > 0); the predictor's estimate and its
+                prediction before submission are set to it (wall-time's prediction).
+            like: take this job's request as read (chunks x per-chunk amounts, even if
+                it was amended); both must have the same number of chunks (always so on
+                one node of processors).
+
+        :meth:`schedule` then reports the amended jobs (its ``workload`` holds the new
+        columns). What the engine runs and places changes (request, run time, submit
+        time, the predictor's estimate); the view's ``jobs``, ``submit`` and ``estimate``
+        columns and what the dispatcher's hooks saw keep the workload as read (EASY
+        reads none of them). :meth:`reset` undoes every amendment.
+
+        Raises:
+            InvalidConfigError: the job has arrived, or a value breaks a rule above.
+        """
+        n = len(self._submit)
+        j = int(job)
+        if not self._next_arrival <= j < n:
+            raise InvalidConfigError(f"amend: job {job} has already arrived (or does not exist)")
+        if submit is not None:
+            t = float(submit)
+            lo = max(self.now, self._submit[j - 1] if j else -np.inf)
+            if not (np.isfinite(t) and t >= lo):
+                raise InvalidConfigError(
+                    f"amend: submit={t:g} for job {j} must be at least {lo:g} (now and the previous "
+                    "job's submit time: arrivals stay in job order)"
+                )
+            self._submit[j] = t
+        if runtime is not None:
+            if not (np.isfinite(runtime) and runtime >= 0):
+                raise InvalidConfigError(f"amend: runtime of job {j} must be >= 0, got {runtime!r}")
+            self._runtime[j] = float(runtime)
+        if estimate is not None:
+            if not (np.isfinite(estimate) and estimate > 0):
+                raise InvalidConfigError(f"amend: estimate of job {j} must be > 0, got {estimate!r}")
+            self._estimate[j] = float(estimate)
+            est = self.predictor.estimate
+            if not est.flags.writeable:
+                self.predictor.estimate = est = est.copy()
+            est[j] = float(estimate)
+            self.predictor.prediction[j] = float(estimate)  # a predictor may set it at submission
+        if like is not None:
+            k = int(like)
+            a = self._a
+            if self._chunks[k] != a.chunks[j]:
+                raise InvalidConfigError(
+                    f"amend: job {j} has {a.chunks[j]} chunks and job {k} {self._chunks[k]}; "
+                    "a request can only be taken from a job of as many chunks"
+                )
+            a.per_chunk[j] = self._per_chunk[k]  # k's request as read, even if k was amended
+            a.shape[j] = self._shape[k]
+        self._amended = True
+
+    def _amended_workload(self) -> Workload:
+        """The workload with the columns :meth:`amend` changed."""
+        import dataclasses
+
+        w = self.workload
+        chunks = np.asarray(self._a.chunks).copy()
+        per_chunk = np.asarray(self._a.per_chunk).copy()
+        cols: dict[str, Any] = {
+            "submit": np.array(self._submit),
+            "runtime": np.array(self._runtime),
+            "estimate": np.array(self._estimate),
+        }
+        if w.resources == self.machine.resources:
+            cols["per_chunk"] = per_chunk
+            cols["chunks"] = chunks
+            cols["procs_req"] = chunks * per_chunk[:, 0]
+        return dataclasses.replace(w, **cols)
+
+    # -------------------------------------------------------------- decisions
+    def start(
+        self, jobs: Iterable[int] | np.ndarray, nodes: Sequence[int] | np.ndarray | None = None
+    ) -> None:
+        """Start ``jobs`` now, in the given order.
+
+        Args:
+            jobs: the jobs, or a :class:`Decision` (whose placements are then used).
+            nodes: their placements, concatenated in job order (``chunks[j]`` node
+                indices for job ``j``, see :class:`Decision`); by default the machine's
+                allocation policy places each job in turn.
+
+        Raises:
+            InvalidDecisionError: a job is not waiting (never submitted, already
+                started or given twice), does not fit, or its given placement is
+                impossible (a node that does not exist or would be over-used). The jobs
+                before it have started.
+        """
+        if type(jobs) is Decision:
+            if nodes is None:
+                nodes = jobs.nodes
+            jobs = jobs.jobs
+        js = jobs
+        if type(js) is tuple and len(js) == 1 and type(js[0]) is int:  # the environment's one job
+            js = self._one
+            js[0] = jobs[0]  # type: ignore[index]
+        elif type(js) is not np.ndarray or js.dtype is not _INT64 or js.ndim != 1 or js.base is self._mem:
+            js = self._job_array(jobs)
+        given = nodes is not None
+        ns = nodes
+        if not given:
+            ns = js  # unused by the kernel
+        elif type(ns) is not np.ndarray or ns.dtype is not _INT64 or ns.ndim != 1:
+            ns = np.ascontiguousarray(nodes, dtype=np.int64).reshape(-1)
+        now = self.now
+        k, code = ek.commit(self._mem, self.start_time, now, js, ns, given)
+        if k:
+            self._qver += 1
+            self._rver += 1
+            self._fver += 1
+            self._nq -= k
+            self._nr += k
+            predictor = self.predictor
+            runtimes = self._runtime
+            kill = self.kill_at_estimate
+            events = self._events
+            has_revised = self._has_revised
+            for j in js[:k].tolist():
+                runtime = runtimes[j]
+                if kill and runtime > self._estimate[j]:
+                    runtime = self._estimate[j]
+                    self.killed[j] = True
+                end = now + runtime
+                self.end_time[j] = end
+                heapq.heappush(events, (end, _END, self._seq, j))
+                self._seq += 1
+                predictor.on_start(j, now)
+                if has_revised():
+                    self._rearm()
+                if predictor.corrects:  # the expiry alarm, if the job will outlive its prediction
+                    self._arm(j, now)
+        if code != ek.OK:
+            raise InvalidDecisionError(self._refusal(int(js[k]), code, js, ns, k))
+
+    def _job_array(self, jobs: Iterable[int] | np.ndarray) -> np.ndarray:
+        """``jobs`` as a new 1-d int64 array (a copy: a slice of ``view.queue`` would change)."""
+        if type(jobs) is tuple or type(jobs) is list:
+            try:
+                return np.array(jobs, dtype=np.int64).reshape(-1)
+            except (TypeError, ValueError, OverflowError):
+                pass  # not plain integers: the checks below say what is wrong
+        js = np.array(jobs if isinstance(jobs, np.ndarray) else list(jobs))
+        if len(js) and js.dtype.kind not in "iu":
+            raise InvalidDecisionError(f"jobs must be job indices (integers), got {js.dtype} values")
+        return js.astype(np.int64).reshape(-1)
+
+    def _refusal(self, j: int, code: int, jobs: np.ndarray, nodes: np.ndarray, k: int) -> str:
+        """Why the engine refused to start job ``j`` (the ``k``-th of ``jobs``)."""
+        now = self.now
+        a = self._a
+        if code == ek.NOT_WAITING:
+            what = "no such job" if not 0 <= j < len(a.state) else _STATE_NAMES[a.state[j]]
+            return f"cannot start job {j} at t={now:g}: {what}"
+        m = self.machine
+        ask = _amounts(m.resources, a.per_chunk[j])
+        chunks = int(a.chunks[j])
+        free = _amounts(m.resources, a.free.sum(axis=0), m.total)
+        if code == ek.DOES_NOT_FIT:
+            nodes_note = f" on {m.n_nodes} nodes" if m.n_nodes > 1 else ""
+            return (
+                f"job {j} needs {chunks} x ({ask}) but it does not fit the free resources at "
+                f"t={now:g} (free: {free}{nodes_note})"
+            )
+        valid = jobs[(jobs >= 0) & (jobs < len(a.chunks))]
+        need = int(a.chunks[valid].sum())
+        if k == 0 and len(nodes) != need:
+            return (
+                f"placement: {len(nodes)} node indices given for {len(jobs)} jobs with {need} chunks "
+                "in all (one node per chunk, concatenated in job order)"
+            )
+        pos = int(a.chunks[jobs[:k]].sum())
+        placement = nodes[pos : pos + chunks].tolist()
+        return (
+            f"job {j} cannot start at t={now:g} on nodes {placement}: a node does not exist "
+            f"(the machine has {m.n_nodes}) or would be over-used by its chunks of ({ask})"
+            + (" (this machine gives each chunk a whole, entirely free node)" if m.exclusive else "")
+        )
+
+    def attach(self, dispatcher: DispatcherBase) -> None:
+        """Call a dispatcher's hooks before it decides: reset, see_log, wake_times.
+
+        :meth:`run` calls it after :meth:`reset`; the environment's adapter
+        (:class:`hpcgym.env.adapters.DispatcherPolicy`) at an episode's first decision.
+        """
+        dispatcher.reset(self.view)
+        if dispatcher.needs_log:
+            dispatcher.see_log(self.workload)
+        self.wake_at(dispatcher.wake_times())
+
+    def run(self, dispatcher: Dispatcher, *, progress: bool | None = None) -> Schedule:
+        """Replay the whole workload with ``dispatcher`` and return the schedule.
+
+        Args:
+            dispatcher: the policy (its hooks are called if it is a
+                :class:`DispatcherBase`, see :func:`as_dispatcher`).
+            progress: show a progress bar on stderr; by default only when stderr is a
+                terminal and the workload has more than 20,000 jobs.
+
+        Raises:
+            InvalidConfigError: ``dispatcher`` is not usable (see :func:`as_dispatcher`).
+            InvalidDecisionError: the dispatcher asked for something impossible, or
+                started nothing while no event was left to wake it.
+        """
+        d = as_dispatcher(dispatcher)
+        self.reset()
+        self.attach(d)
+        every_event = bool(d.every_event)
+        n = len(self.workload)
+        if progress is None:
+            progress = n > 20_000 and sys.stderr.isatty()
+        bar = _progress_bar(n, d.name) if progress else None
+        last = 0
+        view = self.view
+        t0 = time.perf_counter()
+        while self.advance(every_event):
+            self.decisions += 1
+            decision = d(view)
+            if len(decision):
+                self.start(decision)
+            elif not self._nr and not self.has_future_event():
+                raise InvalidDecisionError(
+                    f"dispatcher {d.name!r} started nothing at "
+                    f"t={self.now:g} with {self._nq} jobs waiting, an idle machine and no "
+                    "event left: the simulation would never end"
+                )
+            if bar is not None and self.n_done - last >= 5000:
+                bar.update(self.n_done - last)
+                last = self.n_done
+        elapsed = time.perf_counter() - t0
+        if bar is not None:
+            bar.update(self.n_done - last)
+            bar.close()
+        if not self.done:  # pragma: no cover - guarded by the check above
+            raise InvalidDecisionError(f"simulation ended with {n - self.n_done} jobs unfinished")
+        schedule = self.schedule(policy=d.name, sim_seconds=elapsed)
+        schedule.extras.update(d.extras())
+        return schedule
+
+    def schedule(self, *, policy: str = "", sim_seconds: float = 0.0) -> Schedule:
+        """The schedule so far (complete once :attr:`done`)."""
+        extras: dict[str, object] = {}
+        return Schedule(
+            workload=self._amended_workload() if self._amended else self.workload,
+            start=self.start_time.copy(),
+            end=self.end_time.copy(),
+            killed=self.killed.copy(),
+            first_prediction=self.first_prediction.copy(),
+            prediction_changes=list(self.predictor.changes),
+            policy=policy,
+            predictor=self.predictor.name,
+            sim_seconds=sim_seconds,
+            decisions=self.decisions,
+            extras=extras,
+            machine=self.machine,
+            placement_ptr=self._a.placement_ptr.copy(),
+            placement_nodes=self._a.placement_nodes.copy(),
+        )
+
+
+def _amounts(names: Sequence[str], values: np.ndarray, of: np.ndarray | None = None) -> str:
+    parts = []
+    for i, (r, v) in enumerate(zip(names, values, strict=True)):
+        if of is None and not v:
+            continue
+        parts.append(f"{r}={int(v)}" + (f" of {int(of[i])}" if of is not None else ""))
+    return ", ".join(parts)
+
+
+def _progress_bar(total: int, desc: str):  # type: ignore[no-untyped-def]
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        return None
+    return tqdm(total=total, desc=desc, unit="job", file=sys.stderr, leave=False)

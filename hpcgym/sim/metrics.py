@@ -1,0 +1,390 @@
+"""Metrics: one module for every report and every reward.
+
+Definitions (design card):
+
+* wait = start - submit; response = wait + runtime;
+* slowdown = (wait + runtime) / runtime, over jobs with runtime > 0;
+* bounded slowdown = max(1, (wait + runtime) / max(tau, runtime)), tau = 10 s;
+* averages are over a *measured set* of jobs, named in every result
+  (``measured_set``, see :data:`MEASURED_SETS`): by default 004's steady state (Tsafrir
+  et al. 2007), which leaves out the first 1 % of terminated jobs and the jobs that
+  terminate after the last arrival; ``include_all=True`` keeps every job. 004's set
+  depends on the schedule, so two policies run on one workload are in general
+  averaged over different jobs: side-by-side tables (``hpcgym compare``) average every
+  policy over one common set instead (:func:`common_measured_jobs`);
+* utilization = busy processor-seconds / (processors x makespan), makespan = last end -
+  first submit (processors as requested; the workload's machine size);
+* utilization per resource type and per node group (:func:`resource_utilization`) =
+  the resource-seconds jobs' placements held / (capacity x makespan), over the whole
+  machine or a group's nodes (on an exclusive machine a job holds its nodes whole);
+* queue length: number of waiting jobs over time, time-weighted over the makespan;
+* job classes (Galleguillos et al.): short < 1 h, medium 1-12 h, long > 12 h.
+
+Here ``runtime`` is the time a job actually ran (``end - start``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError
+from hpcgym.sim.engine import Schedule
+
+MEASURED_SETS = {
+    "steady-state": "004's rule: the first 1 % of jobs to end and every job ending after the last "
+    "arrival are left out",
+    "trimmed": "the first and the last 1 % of jobs by submission are left out",
+    "all": "every job",
+}
+"""The job sets averages can be taken over, by name, with what each leaves out.
+
+``steady-state`` (the default of a single run) is Tsafrir et al. (2007)'s: it depends on
+the run's end times, so it differs between policies. ``trimmed`` is decided from the
+workload alone, so it is the same set for every policy run on one workload.
+"""
+
+SMALL_SET_JOBS = 100
+"""A measured set of fewer jobs than this gets a note: its averages are noisy."""
+
+SMALL_SET_SHARE = 0.5
+"""A measured set of less than this share of the jobs gets a note: it may not represent them."""
+
+TAU = 10.0
+"""Bounded-slowdown threshold in seconds."""
+
+CLASS_EDGES = (3600.0, 43200.0)
+"""Short/medium and medium/long boundaries in seconds (1 h, 12 h)."""
+
+
+def slowdown(wait: np.ndarray, runtime: np.ndarray) -> np.ndarray:
+    """(wait + runtime) / runtime; NaN where runtime is 0."""
+    wait = np.asarray(wait, dtype=np.float64)
+    runtime = np.asarray(runtime, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(runtime > 0, (wait + runtime) / np.where(runtime > 0, runtime, 1.0), np.nan)
+
+
+def bounded_slowdown(wait: np.ndarray | float, runtime: np.ndarray | float, tau: float = TAU) -> np.ndarray:
+    """max(1, (wait + runtime) / max(tau, runtime))."""
+    wait = np.asarray(wait, dtype=np.float64)
+    runtime = np.asarray(runtime, dtype=np.float64)
+    return np.maximum(1.0, (wait + runtime) / np.maximum(tau, runtime))
+
+
+def steady_state_mask(submit: np.ndarray, end: np.ndarray, warmup_fraction: float = 0.01) -> np.ndarray:
+    """Jobs counted in averages: not among the first 1 % to terminate, not ending after the last arrival."""
+    n = len(end)
+    keep = np.ones(n, dtype=bool)
+    if n == 0:
+        return keep
+    k = int(warmup_fraction * n)
+    if k:
+        first = np.argsort(end, kind="stable")[:k]
+        keep[first] = False
+    keep &= end <= submit.max()
+    return keep
+
+
+def trimmed_mask(submit: np.ndarray, fraction: float = 0.01) -> np.ndarray:
+    """Jobs counted by the ``trimmed`` set: all but the first and the last 1 % by submission.
+
+    A stand-in for 004's warm-up and cool-down decided from the workload alone, so that
+    every policy run on one workload is averaged over the same jobs. Warm-up: the first
+    ``int(fraction * n)`` jobs to arrive (004 leaves out as many, but the first to *end*,
+    which depends on the schedule). Cool-down: as many of the last jobs to arrive; 004
+    leaves out the jobs *ending* after the last arrival, which a policy that lets its
+    queue grow (FCFS on an overloaded trace) turns into a large share of the jobs, and
+    exactly the ones it made wait longest. Every arrival up to those is measured,
+    however late the policy runs it. Ties in submit time keep job order.
+
+    >>> trimmed_mask(np.arange(200.0)).sum(), trimmed_mask(np.arange(200.0))[[0, 1, 2, 197, 198, 199]]
+    (np.int64(196), array([False, False,  True,  True, False, False]))
+    """
+    n = len(submit)
+    keep = np.ones(n, dtype=bool)
+    k = int(fraction * n)
+    if k:
+        order = np.argsort(submit, kind="stable")
+        keep[order[:k]] = False
+        keep[order[n - k :]] = False
+    return keep
+
+
+def _check_complete(schedule: Schedule) -> None:
+    if np.isnan(schedule.start).any() or np.isnan(schedule.end).any():
+        raise ValueError("schedule is incomplete: some jobs never started or ended")
+
+
+def _measure_name(include_all: bool, measure: str | None) -> str:
+    name = "all" if include_all else (measure or "steady-state")
+    if name not in MEASURED_SETS:
+        raise InvalidConfigError(f"measure: unknown measured set {name!r}; known: {', '.join(MEASURED_SETS)}")
+    return name
+
+
+def measured_jobs(
+    schedule: Schedule,
+    include_all: bool = False,
+    *,
+    measure: str | None = None,
+    jobs: np.ndarray | None = None,
+) -> np.ndarray:
+    """Which jobs of a complete schedule the averages count.
+
+    Args:
+        schedule: a complete schedule.
+        include_all: every job (the same as ``measure="all"``).
+        measure: a name of :data:`MEASURED_SETS`; by default ``steady-state``
+            (:func:`steady_state_mask`).
+        jobs: the set itself (a boolean mask over the jobs), e.g. one that
+            :func:`common_measured_jobs` chose for several runs; overrides the rest.
+
+    Raises:
+        ValueError: some jobs never started or ended.
+        InvalidConfigError: ``measure`` is not known, or ``jobs`` is not a mask of the jobs.
+    """
+    _check_complete(schedule)
+    n = len(schedule.workload)
+    if jobs is not None:
+        mask = np.asarray(jobs)
+        if mask.dtype != np.bool_ or mask.shape != (n,):
+            raise InvalidConfigError(
+                f"jobs: the measured set must be a boolean mask of the {n} jobs, "
+                f"got dtype {mask.dtype} and shape {mask.shape}"
+            )
+        return mask
+    name = _measure_name(include_all, measure)
+    if name == "all":
+        return np.ones(n, dtype=bool)
+    if name == "trimmed":
+        return trimmed_mask(schedule.workload.submit)
+    return steady_state_mask(schedule.workload.submit, schedule.end)
+
+
+def common_measured_jobs(schedules: Sequence[Schedule], measure: str = "trimmed") -> np.ndarray:
+    """One measured set for several runs of one workload, so their averages compare like with like.
+
+    ``trimmed`` and ``all`` are decided by the workload alone. ``steady-state`` is the
+    intersection of every run's own 004 set: the jobs that none of the runs leaves out.
+
+    Raises:
+        InvalidConfigError: no schedules, runs of different workloads, or an unknown ``measure``.
+    """
+    if not schedules:
+        raise InvalidConfigError("schedules: a common measured set needs at least one run")
+    n = len(schedules[0].workload)
+    first = schedules[0].workload
+    for s in schedules[1:]:
+        if len(s.workload) != n or not np.array_equal(s.workload.submit, first.submit):
+            raise InvalidConfigError(
+                "schedules: a common measured set needs runs of one workload "
+                f"(got {len(s.workload)} jobs beside {n}, or other submit times)"
+            )
+    name = _measure_name(False, measure)
+    mask = np.ones(n, dtype=bool)
+    for s in schedules if name == "steady-state" else schedules[:1]:
+        mask &= measured_jobs(s, measure=name)
+    return mask
+
+
+def measurement_notes(jobs_measured: int, jobs_total: int, measure: str) -> list[str]:
+    """Sentences a report prints under its averages when the measured set explains them.
+
+    Empty when the set is large enough (at least :data:`SMALL_SET_JOBS` jobs and
+    :data:`SMALL_SET_SHARE` of them). ``measure`` names the set (:data:`MEASURED_SETS`).
+
+    >>> measurement_notes(0, 5, "steady-state")[0][:60]
+    'no job measured: all 5 jobs fall in the steady-state exclusi'
+    >>> measurement_notes(9_000, 10_000, "trimmed")
+    []
+    """
+    rule = MEASURED_SETS.get(measure, measure)
+    if jobs_total == 0:
+        return ["no job to measure: the workload is empty"]
+    if jobs_measured == 0:
+        return [
+            f"no job measured: all {jobs_total:,} jobs fall in the {measure} exclusion ({rule}); "
+            "use --include-all (include_all=True) to average over every job"
+        ]
+    share = jobs_measured / jobs_total
+    if jobs_measured == jobs_total:
+        if jobs_measured < SMALL_SET_JOBS:
+            return [f"only {jobs_measured:,} jobs are measured: averages over so few jobs are noisy"]
+        return []
+    if jobs_measured < SMALL_SET_JOBS or share < SMALL_SET_SHARE:
+        return [
+            f"only {jobs_measured:,} of {jobs_total:,} jobs ({100 * share:.0f} %) are measured "
+            f"({measure}: {rule}): averages over so few of the jobs are noisy or unrepresentative; "
+            "--include-all (include_all=True) averages over every job"
+        ]
+    return []
+
+
+def queue_length_distribution(
+    submit: np.ndarray, start: np.ndarray, until: float | None = None
+) -> dict[str, float]:
+    """Time-weighted statistics of the number of waiting jobs (mean, median, p95, max).
+
+    The window runs from the first submit to ``until`` (``compute_metrics`` passes the
+    last end, so it matches the makespan that utilization uses; by default the last
+    start, after which the queue is empty).
+    """
+    if len(submit) == 0:
+        return {"mean": 0.0, "median": 0.0, "p95": 0.0, "max": 0.0}
+    times = np.concatenate([submit, start])
+    delta = np.concatenate([np.ones(len(submit)), -np.ones(len(start))])
+    order = np.lexsort((delta, times))  # at one instant, starts (-1) before arrivals
+    times, delta = times[order], delta[order]
+    length = np.cumsum(delta)
+    last = times[-1] if until is None else max(float(until), float(times[-1]))
+    dt = np.diff(times, append=last)
+    total = dt.sum()
+    if total <= 0:
+        return {"mean": 0.0, "median": 0.0, "p95": 0.0, "max": float(length.max())}
+    mean = float((length * dt).sum() / total)
+    o = np.argsort(length, kind="stable")
+    cw = np.cumsum(dt[o]) / total
+    median = float(length[o][np.searchsorted(cw, 0.5)])
+    p95 = float(length[o][min(int(np.searchsorted(cw, 0.95)), len(o) - 1)])
+    return {"mean": mean, "median": median, "p95": p95, "max": float(length.max())}
+
+
+def job_metrics(wait: np.ndarray, runtime: np.ndarray, tau: float = TAU) -> dict[str, float]:
+    """Mean wait (s), slowdown and bounded slowdown of a set of jobs."""
+    if len(wait) == 0:
+        return {
+            "jobs": 0,
+            "mean_wait_s": float("nan"),
+            "mean_slowdown": float("nan"),
+            "mean_bsld": float("nan"),
+        }
+    sld = slowdown(wait, runtime)
+    return {
+        "jobs": len(wait),
+        "mean_wait_s": float(np.mean(wait)),
+        "mean_slowdown": float(np.nanmean(sld)) if np.isfinite(sld).any() else float("nan"),
+        "mean_bsld": float(np.mean(bounded_slowdown(wait, runtime, tau))),
+    }
+
+
+def resource_utilization(schedule: Schedule, makespan: float | None = None) -> dict[str, Any]:
+    """Utilization per resource type and per node group, from the schedule's placements.
+
+    Each chunk of a job holds its per-chunk request on its node (on an exclusive
+    machine, the whole node) from the job's start to its end; utilization is the
+    resource-seconds held over capacity x makespan (last end - first submit), for the
+    whole machine and for each node group. Types a group has none of are left out.
+
+    Returns:
+        ``{"by_resource": {type: share}, "by_group": {group: {type: share}}}``; empty
+        dicts for a schedule without a machine or placements.
+
+    >>> from hpcgym.baselines import make_policy
+    >>> from hpcgym.sim import Simulator
+    >>> from hpcgym.workloads import Workload
+    >>> w = Workload.from_columns([0, 0], [10, 10], [2, 2], [10, 10], procs=4)
+    >>> resource_utilization(Simulator(w).run(make_policy("fcfs")))
+    {'by_resource': {'procs': 1.0}, 'by_group': {}}
+    """
+    from hpcgym.machine.model import align_requests
+
+    m = schedule.machine
+    w = schedule.workload
+    ptr = np.asarray(schedule.placement_ptr)
+    empty: dict[str, Any] = {"by_resource": {}, "by_group": {}}
+    if m is None or len(ptr) != len(w) + 1 or len(w) == 0:
+        return empty
+    if makespan is None:
+        makespan = float(schedule.end.max() - w.submit.min())
+    nodes = np.asarray(schedule.placement_nodes)
+    job = np.repeat(np.arange(len(w)), np.diff(ptr))
+    held = (schedule.end - schedule.start)[job]
+    ran = (nodes >= 0) & np.isfinite(held)
+    job, nodes, held = job[ran], nodes[ran], held[ran]
+    if m.exclusive:
+        amount = m.capacity[nodes]
+    else:
+        _, per_chunk, _ = align_requests(m, w.resources, w.chunks, w.per_chunk)
+        amount = per_chunk[job]
+    busy = np.zeros(m.capacity.shape, dtype=np.float64)
+    np.add.at(busy, nodes, amount * held[:, None])
+
+    def shares(rows: Any) -> dict[str, float]:
+        cap = m.capacity[rows].sum(axis=0).astype(np.float64)
+        use = busy[rows].sum(axis=0)
+        return {
+            r: float(use[i] / (cap[i] * makespan)) if makespan > 0 else 0.0
+            for i, r in enumerate(m.resources)
+            if cap[i] > 0
+        }
+
+    return {"by_resource": shares(slice(None)), "by_group": {g: shares(n) for g, n in m.groups.items()}}
+
+
+def compute_metrics(
+    schedule: Schedule,
+    *,
+    include_all: bool = False,
+    measure: str | None = None,
+    jobs: np.ndarray | None = None,
+    tau: float = TAU,
+    class_edges: Sequence[float] = CLASS_EDGES,
+) -> dict[str, Any]:
+    """Every report metric of a finished schedule.
+
+    Args:
+        schedule: a complete schedule.
+        include_all: average over every job instead of leaving out warm-up/cool-down.
+        measure: the measured set by name (:data:`MEASURED_SETS`; default
+            ``steady-state``), or the name of ``jobs``.
+        jobs: the measured set itself, a boolean mask over the jobs (as
+            :func:`common_measured_jobs` gives for several runs of one workload).
+        tau: bounded-slowdown threshold (s).
+        class_edges: short/medium and medium/long boundaries (s).
+
+    Returns:
+        A dict with ``measured_set`` (the set's name), ``jobs_measured``, ``mean_wait_s``,
+        ``mean_slowdown``, ``mean_bsld``, ``max_wait_s``, ``utilization``,
+        ``utilization_by_resource``, ``utilization_by_group`` (see
+        :func:`resource_utilization`), ``makespan_s``, ``queue_length`` (time-weighted mean/median/p95/max),
+        ``classes`` (short/medium/long: jobs, mean wait, mean bsld), ``killed`` and
+        ``notes`` (:func:`measurement_notes`: why the averages are NaN or rest on few jobs).
+        Utilization, makespan and the queue are about the whole run, whatever the set.
+    """
+    w = schedule.workload
+    if len(w) == 0:
+        raise EmptyWorkloadError("compute_metrics: the schedule has no jobs, so there is nothing to average")
+    submit = w.submit
+    start, end = schedule.start, schedule.end
+    mask = measured_jobs(schedule, include_all, measure=measure, jobs=jobs)
+    name = (measure or "given") if jobs is not None else _measure_name(include_all, measure)
+    wait = start - submit
+    runtime = end - start
+    out: dict[str, Any] = {"measured_set": name}
+    base = job_metrics(wait[mask], runtime[mask], tau)
+    out["jobs_measured"] = base.pop("jobs")
+    out.update(base)
+    out["max_wait_s"] = float(wait[mask].max()) if mask.any() else float("nan")
+    makespan = float(end.max() - submit.min()) if len(w) else 0.0
+    busy = float((runtime * w.procs_req).sum())
+    out["utilization"] = busy / (w.procs * makespan) if makespan > 0 else 0.0
+    held = resource_utilization(schedule, makespan)
+    out["utilization_by_resource"] = held["by_resource"]
+    out["utilization_by_group"] = held["by_group"]
+    out["makespan_s"] = makespan
+    out["queue_length"] = queue_length_distribution(submit, start, until=float(end.max()) if len(w) else None)
+    lo, hi = class_edges
+    classes = {
+        "short": runtime < lo,
+        "medium": (runtime >= lo) & (runtime <= hi),
+        "long": runtime > hi,
+    }
+    out["classes"] = {
+        name: job_metrics(wait[mask & sel], runtime[mask & sel], tau) for name, sel in classes.items()
+    }
+    out["killed"] = int(schedule.killed.sum())
+    out["notes"] = measurement_notes(out["jobs_measured"], len(w), name)
+    return out

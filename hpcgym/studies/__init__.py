@@ -1,0 +1,1 @@
+"""The papers' studies, one module each."""
