@@ -91,8 +91,8 @@ def measure(trace: str, env_steps: int, seed: int) -> dict[str, Any]:
 
     import hpcgym
     from hpcgym.baselines import make_policy, preset_predictor
-    from hpcgym.sim.engine import Simulator
-    from hpcgym.workloads.swf import read_swf
+    from hpcgym.sim import Simulator
+    from hpcgym.workloads import read_swf
 
     figures: dict[str, dict[str, float]] = {}
     out: dict[str, Any] = {"hpcgym": str(Path(hpcgym.__file__).resolve().parent), "figures": figures}

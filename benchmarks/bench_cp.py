@@ -22,10 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
-from hpcgym.sim.engine import Simulator
-from hpcgym.workloads.eurora import eurora
-from hpcgym.workloads.fit import fit_workload
-from hpcgym.workloads.swf import load_default
+from hpcgym.sim import Simulator
+from hpcgym.workloads import eurora, fit_workload, load_default
 
 DELTA = 0.02
 """The CP time limit of the bench (deterministic seconds; ``delta_max = 16 delta``)."""

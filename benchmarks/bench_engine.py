@@ -15,8 +15,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from hpcgym.baselines import make_policy, preset_predictor
-from hpcgym.sim.engine import Simulator
-from hpcgym.workloads.swf import Workload, read_swf
+from hpcgym.sim import Simulator
+from hpcgym.workloads import Workload, read_swf
 
 TRACES = (
     ("SDSC-SP2-1998-4.2-cln.swf.gz", None),
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.repeats < 1:
         ap.error("--repeats must be positive")
-    from hpcgym.workloads.swf import default_trace_path
+    from hpcgym.workloads import default_trace_path
 
     w = read_swf(args.trace if args.trace is not None else default_trace_path(), procs=args.procs)
     print(json.dumps(time_policy(w, args.policy, args.predictor, args.repeats)))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from bench_engine import time_policy  # the same timing as the SWF figures
 
-from hpcgym.workloads.eurora import eurora
+from hpcgym.workloads import eurora
 
 JOBS = 100_000
 REPEATS = 3

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hpcgym.baselines.molding import MoldingConfig, run_managed
-from hpcgym.workloads.swf import load_default
+from hpcgym.baselines import MoldingConfig, run_managed
+from hpcgym.workloads import load_default
 
 
 def run(traces: Path) -> list[dict]:

@@ -20,10 +20,10 @@ from pathlib import Path
 from bench_engine import present_traces  # the same trace lookup as the engine figures
 
 from hpcgym.baselines import make_policy, preset_predictor
-from hpcgym.predict.rangesets import logged_events as logged_schedule_events
-from hpcgym.predict.runtime import make_predictor, predictor_names
-from hpcgym.sim.engine import Simulator
-from hpcgym.workloads.swf import Workload
+from hpcgym.predict import logged_events as logged_schedule_events
+from hpcgym.predict import make_predictor, predictor_names
+from hpcgym.sim import Simulator
+from hpcgym.workloads import Workload
 
 TRACES = ("SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz")
 REPEATS = 3

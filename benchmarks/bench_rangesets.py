@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bench_engine import present_traces  # the same trace lookup as the engine figures
 
-from hpcgym.predict.rangesets import evaluate_runtime_predictor
+from hpcgym.predict import evaluate_runtime_predictor
 
 TRACES = ("SDSC-SP2-1998-4.2-cln.swf.gz", "HPC2N-2002-2.2-cln.swf.gz")
 

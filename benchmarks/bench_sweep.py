@@ -27,7 +27,7 @@ import numpy as np
 
 from hpcgym.common.extras import is_available
 from hpcgym.experiments.sweep import SweepSpec, load_traces, run_sweep
-from hpcgym.predict.runtime import sample_predictor_space
+from hpcgym.predict import sample_predictor_space
 
 TRACE = "SDSC-SP2-1998-4.2-cln.swf.gz"
 

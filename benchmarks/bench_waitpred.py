@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bench_engine import present_traces  # the same trace lookup as the engine figures
 
-from hpcgym.predict.waitpred import APQConfig, IBLConfig, LogState, Protocol, QBETSConfig, predict_waits
+from hpcgym.predict import APQConfig, IBLConfig, LogState, Protocol, QBETSConfig, predict_waits
 
 TRACES = ("HPC2N-2002-2.2-cln.swf.gz",)
 CONFIGS = {"apq": APQConfig(), "ibl": IBLConfig(), "qbets": QBETSConfig()}

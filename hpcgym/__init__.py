@@ -23,7 +23,7 @@ from hpcgym.common.errors import (
     TraceWarning,
     UnknownNameError,
 )
-from hpcgym.workloads.swf import LoadReport, Workload, load_default, read_swf, write_swf
+from hpcgym.workloads import LoadReport, Workload, load_default, read_swf, write_swf
 
 __version__ = "0.1.0"
 

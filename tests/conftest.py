@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from hpcgym.workloads.swf import Workload
+from hpcgym.workloads import Workload
 
 settings.register_profile(
     "ci",

@@ -362,7 +362,7 @@ def _tiny_trace(procs: int) -> str:
 
 def test_reproduce_help_states_the_machine_sizes_the_code_applies(tmp_path, write_swf_text, capsys) -> None:
     from hpcgym.cli import main
-    from hpcgym.workloads.swf import KNOWN_MACHINES
+    from hpcgym.workloads import KNOWN_MACHINES
 
     with pytest.raises(SystemExit):
         main(["reproduce", "--help"])

@@ -190,7 +190,7 @@ class TrainArgs:
         if self.ent_coef < 0:
             raise InvalidConfigError(f"--ent-coef: must be >= 0, got {self.ent_coef}")
         self._check_env_id_and_policies()
-        from hpcgym.env.config import make_config
+        from hpcgym.env import make_config
 
         make_config(**env_kwargs(self))  # every environment argument checked before any work
 

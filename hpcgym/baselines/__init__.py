@@ -26,28 +26,55 @@ from hpcgym.baselines.replay import Replay
 from hpcgym.baselines.rlscheduler import RLS_SCORES, RLSchedulerOrder
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.registry import Entry, Registry, factory_parameters, parse_value
-from hpcgym.predict.runtime import Predictor, Scaled, make_predictor, with_correction
-from hpcgym.sim.engine import Dispatcher
+from hpcgym.predict import Predictor, Scaled, make_predictor, with_correction
+from hpcgym.sim import Dispatcher
 
 __all__ = [
+    "EXTRA_RULES",
     "FCFS",
+    "PAPER",
     "POLICIES",
     "SCORES",
+    "SUMMARY_COLUMNS",
     "ConstraintProgramming",
     "EasyBackfilling",
     "ListScheduler",
+    "MoldingConfig",
+    "MoldingResult",
     "PolicySpec",
     "PriorityRuleBased",
+    "Problem",
     "QueueOrder",
     "Replay",
+    "UserHistory",
+    "VerificationError",
+    "best_hint",
+    "choose_size",
+    "easy_extra",
+    "format_table",
+    "gain_score",
+    "greedy_schedule",
     "heuristic_score",
+    "hint_orders",
     "make_policy",
+    "molded_estimate",
+    "objective_value",
+    "over_seeds",
+    "parse_ewt",
     "policy_parameters",
     "policy_spec",
     "policy_specs",
     "preset_predictor",
     "register_policy",
     "resolve_policy_name",
+    "rlscheduler_score",
+    "roulette",
+    "run_managed",
+    "run_policy",
+    "settle_time",
+    "step_engine",
+    "verify_solution",
+    "with_extra",
 ]
 
 
@@ -597,4 +624,42 @@ register_policy(
         "001 CPH: HCP v0 with wall-time durations (CP-SAT on pooled resources, then PRB best-fit)",
         {"model": "pooled cumulatives + best-fit", "version": "0", "parameters": _CP_PARAMETERS},
     )
+)
+
+from hpcgym.baselines.cp import (  # noqa: E402
+    Problem,
+    VerificationError,
+    best_hint,
+    greedy_schedule,
+    hint_orders,
+    objective_value,
+    verify_solution,
+)
+from hpcgym.baselines.dispatchers import (  # noqa: E402
+    EXTRA_RULES,
+    parse_ewt,
+)
+from hpcgym.baselines.molding import (  # noqa: E402
+    PAPER,
+    MoldingConfig,
+    MoldingResult,
+    UserHistory,
+    choose_size,
+    gain_score,
+    molded_estimate,
+    over_seeds,
+    roulette,
+    run_managed,
+    settle_time,
+    step_engine,
+)
+from hpcgym.baselines.rlscheduler import (  # noqa: E402
+    rlscheduler_score,
+)
+from hpcgym.baselines.run import (  # noqa: E402
+    SUMMARY_COLUMNS,
+    easy_extra,
+    format_table,
+    run_policy,
+    with_extra,
 )

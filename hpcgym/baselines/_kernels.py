@@ -19,9 +19,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from hpcgym.machine.allocator import BEST_FIT, FIRST_FIT, Nodes, fits, place, take
+from hpcgym.machine import BEST_FIT, FIRST_FIT, Nodes, fits, place, take
+from hpcgym.sim import Jobs, State
 from hpcgym.sim._kernels import jobs_of, nodes_of, state_of
-from hpcgym.sim.engine import Jobs, State
 
 RES_HEAD = 0
 """Index, in an EASY kernel's ``reservation`` array, of the job given the reservation (-1: none)."""
@@ -660,8 +660,8 @@ def load_kernels() -> None:
     global _loaded
     if _loaded:
         return
-    from hpcgym.sim.engine import Simulator
-    from hpcgym.workloads.swf import Workload
+    from hpcgym.sim import Simulator
+    from hpcgym.workloads import Workload
 
     # the engine hands read-only arrays, a type of their own for numba: warm up with its
     # view, and run the engine's own kernels (arrivals, starts, ends) on the way

@@ -116,8 +116,8 @@ from numba import njit
 from hpcgym.baselines.dispatchers import PriorityRuleBased
 from hpcgym.common.errors import HpcGymError, InvalidConfigError
 from hpcgym.common.extras import require
-from hpcgym.machine.allocator import BEST_FIT, place, take
-from hpcgym.sim.engine import Decision, DispatcherBase, SystemView
+from hpcgym.machine import BEST_FIT, place, take
+from hpcgym.sim import Decision, DispatcherBase, SystemView
 
 MODELS = ("hcp", "pcp")
 """The two CP dispatchers of 002."""

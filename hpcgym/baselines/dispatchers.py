@@ -30,8 +30,8 @@ from hpcgym.baselines._kernels import (
     prb_decide,
 )
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.machine.allocator import POLICIES as ALLOCATIONS
-from hpcgym.sim.engine import Decision, DispatcherBase, SystemView
+from hpcgym.machine import POLICIES as ALLOCATIONS
+from hpcgym.sim import Decision, DispatcherBase, SystemView
 
 EXTRA_RULES = ("all", "classic")
 """Accepted values of ``EasyBackfilling.extra``."""

@@ -65,7 +65,7 @@ import numpy as np
 from hpcgym.baselines._kernels import RESERVATION_FIELDS, easy_decide_order, load_kernels, order_decide
 from hpcgym.baselines.dispatchers import _Buffers
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.sim.engine import Decision, DispatcherBase, SystemView
+from hpcgym.sim import Decision, DispatcherBase, SystemView
 
 SCORES = ("sjf", "saf", "f1", "f2", "f3", "f4", "wfp3", "unicep", "random")
 """The score names :class:`QueueOrder` accepts."""

@@ -93,15 +93,15 @@ import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.report import format_table, to_json, write_csv
-from hpcgym.predict.histograms import histograms as _histograms
-from hpcgym.predict.rangesets import RangeSet, RangeSetConfig, RangeSetPredictor
-from hpcgym.predict.runtime import Walltime
-from hpcgym.predict.waitpred import (
+from hpcgym.predict import (
     FEATURES,
     APQConfig,
     IBLConfig,
     QBETSConfig,
-    _weighted,
+    RangeSet,
+    RangeSetConfig,
+    RangeSetPredictor,
+    Walltime,
     apq_chain,
     by_distributions,
     chi2_distances,
@@ -110,10 +110,12 @@ from hpcgym.predict.waitpred import (
     qbets_bound,
     spearman_weights,
 )
-from hpcgym.workloads.swf import Workload
+from hpcgym.predict import histograms as _histograms
+from hpcgym.predict.waitpred import _weighted
+from hpcgym.workloads import Workload
 
 if TYPE_CHECKING:
-    from hpcgym.sim.engine import DispatcherBase, Schedule, Simulator
+    from hpcgym.sim import DispatcherBase, Schedule, Simulator
 
 MODES = ("molding", "delay")
 WAIT_PREDICTORS = ("apq", "ibl", "qbets")
@@ -491,7 +493,7 @@ class _Manager:
     """The resource manager of one run: predictors, the user's history and the decisions."""
 
     def __init__(self, w: Workload, cfg: MoldingConfig) -> None:
-        from hpcgym.sim.engine import Simulator
+        from hpcgym.sim import Simulator
 
         self.w = w
         self.cfg = cfg
@@ -808,7 +810,7 @@ def run_managed(
 
     from hpcgym.baselines import make_policy
     from hpcgym.baselines.run import run_policy
-    from hpcgym.sim.engine import as_dispatcher
+    from hpcgym.sim import as_dispatcher
 
     cfg = config if config is not None else MoldingConfig()
     n = min(len(workload), cfg.history + cfg.managed)

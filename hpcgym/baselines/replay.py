@@ -50,9 +50,8 @@ import numpy as np
 
 from hpcgym.baselines._kernels import load_kernels, order_decide
 from hpcgym.baselines.dispatchers import _Buffers
-from hpcgym.sim.engine import Decision, DispatcherBase, SystemView
-from hpcgym.workloads.logged import log_overcommit, logged_start
-from hpcgym.workloads.swf import Workload
+from hpcgym.sim import Decision, DispatcherBase, SystemView
+from hpcgym.workloads import Workload, log_overcommit, logged_start
 
 
 class Replay(DispatcherBase):

@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.machine.allocator import allocate, give, take
-from hpcgym.sim.engine import DispatcherBase, SystemView
+from hpcgym.machine import allocate, give, take
+from hpcgym.sim import DispatcherBase, SystemView
 
 RLS_SCORES = ("fcfs", "sjf", "f1", "wfp3", "unicep")
 """The scores of RLScheduler's table, as its code computes them."""

@@ -12,11 +12,9 @@ from typing import Any
 from hpcgym.baselines import EasyBackfilling, make_policy, policy_specs, preset_predictor, resolve_policy_name
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError
 from hpcgym.common.report import SUMMARY_COLUMNS, format_table
-from hpcgym.predict.runtime import make_predictor
-from hpcgym.sim.engine import Dispatcher, Schedule, Simulator, callable_name
-from hpcgym.sim.metrics import compute_metrics
-from hpcgym.sim.prediction_metrics import prediction_metrics
-from hpcgym.workloads.swf import Workload
+from hpcgym.predict import make_predictor
+from hpcgym.sim import Dispatcher, Schedule, Simulator, callable_name, compute_metrics, prediction_metrics
+from hpcgym.workloads import Workload
 
 __all__ = [
     "SUMMARY_COLUMNS",  # tables live in hpcgym.common.report; these two names stay here for older imports
@@ -108,7 +106,7 @@ def run_policy(
     if extra is not None:
         dispatcher = with_extra(dispatcher, name, extra)
     if via_env:
-        from hpcgym.env.adapters import run_via_env
+        from hpcgym.env import run_via_env
 
         schedule = run_via_env(workload, name, predictor, kill_at_estimate=kill_at_estimate, extra=extra)
     else:

@@ -115,7 +115,7 @@ def load_trace(args: argparse.Namespace) -> Any:
     dispatcher kernels are not compiled yet, this says so on stderr and compiles them.
     """
     from hpcgym.baselines._compile import announce_compilation
-    from hpcgym.workloads.swf import default_trace_path, read_swf
+    from hpcgym.workloads import default_trace_path, read_swf
 
     if getattr(args, "workload", None) is not None:
         w = load_job_table(args)
@@ -155,7 +155,7 @@ def with_allocation(w: Any, allocation: str) -> Any:
     """
     import dataclasses
 
-    from hpcgym.machine.model import Machine
+    from hpcgym.machine import Machine
 
     if allocation not in ALLOCATIONS:
         raise InvalidConfigError(f"--allocation must be one of {', '.join(ALLOCATIONS)}, got {allocation!r}")
@@ -165,7 +165,8 @@ def with_allocation(w: Any, allocation: str) -> Any:
 
 def _for_machine(w: Any, args: argparse.Namespace) -> Any:
     """An SWF workload read for ``--machine`` or ``--node-size`` (unplaceable jobs dropped, counted)."""
-    from hpcgym.machine.model import Machine, fit_workload
+    from hpcgym.machine import Machine
+    from hpcgym.workloads import fit_workload
 
     machine = getattr(args, "machine", None)
     node_size = getattr(args, "node_size", None)
@@ -188,7 +189,7 @@ def load_job_table(args: argparse.Namespace) -> Any:
         InvalidConfigError: ``--workload`` together with ``--trace`` or ``--partition``
             (which selects partitions of SWF traces).
     """
-    from hpcgym.workloads.jobtable import read_jobs
+    from hpcgym.workloads import read_jobs
 
     if getattr(args, "trace", None) is not None:
         raise InvalidConfigError(

@@ -58,7 +58,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def _file_kind(path: Path, what: str) -> str:
-    from hpcgym.workloads.jobtable import TABLE_SUFFIXES
+    from hpcgym.workloads import TABLE_SUFFIXES
 
     name = path.name.lower()
     if name.endswith(SWF_SUFFIXES):
@@ -72,9 +72,7 @@ def _file_kind(path: Path, what: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Read ``source`` (its load report on stderr), write ``target``."""
-    from hpcgym.machine.model import fit_workload
-    from hpcgym.workloads.jobtable import read_jobs, to_swf_workload, write_jobs
-    from hpcgym.workloads.swf import read_swf, write_swf
+    from hpcgym.workloads import fit_workload, read_jobs, read_swf, to_swf_workload, write_jobs, write_swf
 
     source, target = _file_kind(args.source, "source"), _file_kind(args.target, "target")
     parent = args.target.parent if str(args.target.parent) else Path(".")

@@ -11,9 +11,8 @@ import time
 from pathlib import Path
 
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.predict.offline import prediction_mae_minutes
-from hpcgym.workloads.eurora import eurora, shares
-from hpcgym.workloads.jobtable import TABLE_SUFFIXES, write_jobs
+from hpcgym.predict import prediction_mae_minutes
+from hpcgym.workloads import TABLE_SUFFIXES, eurora, shares, write_jobs
 
 HELP = "generate a synthetic workload (eurora: calibrated to 001 and 002) as a job table"
 

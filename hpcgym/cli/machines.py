@@ -16,7 +16,7 @@ configure = configure_json
 
 
 def run(args: argparse.Namespace) -> int:
-    from hpcgym.machine.model import MACHINES, make_machine
+    from hpcgym.machine import MACHINES, make_machine
 
     if args.json:
         print(json.dumps({n: make_machine(n).to_dict() for n in MACHINES}))

@@ -18,8 +18,7 @@ configure = configure_json
 
 
 def run(args: argparse.Namespace) -> int:
-    from hpcgym.baselines import POLICIES, policy_specs
-    from hpcgym.baselines.run import easy_extra
+    from hpcgym.baselines import POLICIES, easy_extra, policy_specs
 
     specs = policy_specs()
     extra = {name: easy_extra(name) for name in specs}

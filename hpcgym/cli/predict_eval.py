@@ -14,8 +14,7 @@ from pathlib import Path
 
 from hpcgym.cli._common import add_trace_arguments, load_trace
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.predict.rangesets import COLUMNS, RuntimeEvaluation, evaluate_runtime_predictor, paper_row
-from hpcgym.predict.runtime import make_predictor
+from hpcgym.predict import COLUMNS, RuntimeEvaluation, evaluate_runtime_predictor, make_predictor, paper_row
 
 HELP = "score a runtime predictor on a trace's logged schedule (rangeSets: SR, C, AAE)"
 

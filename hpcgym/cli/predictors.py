@@ -30,12 +30,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hpcgym.predict.runtime import (
-        predictor_aliases,
-        predictor_names,
-        predictor_space,
-        sample_predictor_space,
-    )
+    from hpcgym.predict import predictor_aliases, predictor_names, predictor_space, sample_predictor_space
 
     if args.space or args.sample is not None:
         configs = (

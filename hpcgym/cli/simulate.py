@@ -50,8 +50,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hpcgym.baselines import preset_predictor, resolve_policy_name
-    from hpcgym.baselines.run import run_policy
+    from hpcgym.baselines import preset_predictor, resolve_policy_name, run_policy
     from hpcgym.common.report import SUMMARY_COLUMNS, format_table, with_minutes
 
     # arguments first, before a trace is read and simulated
@@ -130,7 +129,7 @@ def write_schedule(path: Path, schedule: Any) -> None:
 
     import numpy as np
 
-    from hpcgym.workloads.swf import write_swf
+    from hpcgym.workloads import write_swf
 
     check_schedule_path(path)
     w = schedule.workload

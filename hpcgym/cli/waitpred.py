@@ -16,15 +16,8 @@ from typing import Any
 from hpcgym.cli._common import load_trace
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.report import format_table, json_ready, to_json, write_csv
-from hpcgym.predict.waitpred import (
-    METHODS,
-    LogState,
-    Protocol,
-    WaitPrediction,
-    _config,
-    apq_comparisons,
-    predict_waits,
-)
+from hpcgym.predict import METHODS, LogState, Protocol, WaitPrediction, apq_comparisons, predict_waits
+from hpcgym.predict.waitpred import _config
 
 # ---------------------------------------------------------------- CLI
 

@@ -51,8 +51,16 @@ from hpcgym.env.rewards import RewardTerm, register_reward, reward_names
 from hpcgym.env.wrappers import FlattenDispatchObservation
 
 __all__ = [
+    "DEFAULT_OBSERVATIONS",
     "FRAME_SHAPE",
+    "HISTOGRAMS",
+    "JOB_FEATURES",
+    "OBSERVATIONS",
+    "RESOURCE_OBSERVATIONS",
+    "REWARDS",
+    "SYSTEM_FEATURES",
     "ActionConfig",
+    "BsldDense",
     "DispatchConfig",
     "DispatchEnv",
     "DispatchEnvV0",
@@ -63,12 +71,51 @@ __all__ = [
     "ObservationConfig",
     "RewardConfig",
     "RewardTerm",
+    "WaitDense",
+    "argument_names",
     "default_observations",
+    "evaluation_windows",
     "make_config",
+    "make_flat_env",
+    "make_observation",
+    "make_reward",
     "observation_names",
     "register_observation",
     "register_reward",
+    "register_rllib_env",
     "reward_names",
+    "rllib_available",
     "run_episode",
     "run_via_env",
+    "sample_offset",
+    "split_range",
 ]
+
+from hpcgym.env.config import (
+    argument_names,
+)
+from hpcgym.env.episodes import (
+    evaluation_windows,
+    sample_offset,
+    split_range,
+)
+from hpcgym.env.observations import (
+    DEFAULT_OBSERVATIONS,
+    HISTOGRAMS,
+    JOB_FEATURES,
+    OBSERVATIONS,
+    RESOURCE_OBSERVATIONS,
+    SYSTEM_FEATURES,
+    make_observation,
+)
+from hpcgym.env.rewards import (
+    REWARDS,
+    BsldDense,
+    WaitDense,
+    make_reward,
+)
+from hpcgym.env.rllib import (
+    make_flat_env,
+    register_rllib_env,
+    rllib_available,
+)

@@ -28,8 +28,8 @@ import numpy as np
 from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.env.dispatch import DispatchEnv
-from hpcgym.sim.engine import Decision, Dispatcher, Schedule, as_dispatcher
-from hpcgym.workloads.swf import Workload
+from hpcgym.sim import Decision, Dispatcher, Schedule, as_dispatcher
+from hpcgym.workloads import Workload
 
 
 class DispatcherPolicy:
@@ -175,7 +175,7 @@ def run_via_env(
     pred = preset_predictor(name, predictor)
     preset = make_policy(name)
     if extra is not None:
-        from hpcgym.baselines.run import with_extra
+        from hpcgym.baselines import with_extra
 
         preset = with_extra(preset, name, extra)
     dispatcher = as_dispatcher(preset)

@@ -29,8 +29,8 @@ import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.env.episodes import SPLITS
-from hpcgym.machine.model import Machine
-from hpcgym.workloads.swf import Workload, check_procs, real_number
+from hpcgym.machine import Machine
+from hpcgym.workloads import Workload, check_procs, real_number
 
 ACTION_MODES = ("job", "policy")
 BACKFILL_MODES = ("none", "easy")

@@ -25,9 +25,8 @@ from hpcgym.env.observations import (
 )
 from hpcgym.env.rendering import render_frame
 from hpcgym.env.rewards import Outcome, make_reward
-from hpcgym.machine.model import Machine
-from hpcgym.sim.engine import DispatcherBase, Schedule, Simulator, SystemView, as_dispatcher
-from hpcgym.sim.metrics import compute_metrics
+from hpcgym.machine import Machine
+from hpcgym.sim import DispatcherBase, Schedule, Simulator, SystemView, as_dispatcher, compute_metrics
 
 
 class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):

@@ -30,11 +30,10 @@ import numpy as np
 
 from hpcgym.baselines import make_policy, preset_predictor, resolve_policy_name
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.machine.model import Machine, make_machine
-from hpcgym.predict.runtime import Predictor, make_predictor
-from hpcgym.sim.engine import SystemView
-from hpcgym.workloads.fit import fit_workload
-from hpcgym.workloads.swf import Workload, default_trace_path, read_swf
+from hpcgym.machine import Machine, make_machine
+from hpcgym.predict import Predictor, make_predictor
+from hpcgym.sim import SystemView
+from hpcgym.workloads import Workload, default_trace_path, fit_workload, read_swf
 
 SPLITS = ("train", "validation", "test", "all")
 """Accepted split names; ``all`` is the whole trace."""
@@ -45,7 +44,7 @@ def _read_trace(
     path: str, procs: int | None, machine: str | Machine | None, reading: str = "hpcgym"
 ) -> Workload:
     # Workload columns are read-only, so envs of one process can share a trace.
-    from hpcgym.workloads.jobtable import is_job_table, read_jobs
+    from hpcgym.workloads import is_job_table, read_jobs
 
     machine = resolve_machine(machine)
     if is_job_table(path):
@@ -217,7 +216,7 @@ class WarmStart:
     def replay(self) -> tuple[np.ndarray, np.ndarray]:
         """Start and end times of every trace job in the full replay (cached)."""
         if self._replay is None:
-            from hpcgym.sim.engine import Simulator
+            from hpcgym.sim import Simulator
 
             sim = Simulator(
                 self.trace, predictor=preset_predictor(self.policy), kill_at_estimate=self.kill_at_estimate

@@ -39,9 +39,9 @@ from gymnasium import spaces
 from hpcgym.common.registry import Registry, summary_line
 from hpcgym.env import _kernels
 from hpcgym.env.config import ObservationConfig
-from hpcgym.machine.model import Machine
-from hpcgym.predict.histograms import histograms
-from hpcgym.sim.engine import SystemView
+from hpcgym.machine import Machine
+from hpcgym.predict import histograms
+from hpcgym.sim import SystemView
 
 JOB_FEATURES = (
     "present",
@@ -471,7 +471,7 @@ class PredictedWait(ObservationBuilder):
         self, config: ObservationConfig, window_size: int, procs: int, machine: Machine | None = None
     ) -> None:
         super().__init__(config, window_size, procs, machine)
-        from hpcgym.predict.waitpred import OnlineWaitPredictor
+        from hpcgym.predict import OnlineWaitPredictor
 
         self.predictor = OnlineWaitPredictor.from_spec(config.wait_predictor, procs=self.procs)
 

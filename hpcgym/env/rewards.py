@@ -32,8 +32,7 @@ import numpy as np
 
 from hpcgym.common.registry import Registry, summary_line
 from hpcgym.env import _kernels
-from hpcgym.sim.engine import SystemView
-from hpcgym.sim.metrics import TAU, bounded_slowdown
+from hpcgym.sim import TAU, SystemView, bounded_slowdown
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from hpcgym.baselines import make_policy
-from hpcgym.baselines.molding import UserHistory, step_engine
+from hpcgym.baselines import UserHistory, make_policy, step_engine
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.sim.engine import Simulator, as_dispatcher
-from hpcgym.workloads.swf import Workload, load_default, read_swf
+from hpcgym.sim import Simulator, as_dispatcher
+from hpcgym.workloads import Workload, load_default, read_swf
 
 MAX_TIME_S = 7 * 86400.0
 """Time scale of the observation's log-scaled estimates."""

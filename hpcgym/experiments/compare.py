@@ -25,24 +25,23 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from hpcgym.baselines import policy_specs, preset_predictor, resolve_policy_name
-from hpcgym.baselines.run import easy_extra, run_policy
+from hpcgym.baselines import easy_extra, policy_specs, preset_predictor, resolve_policy_name, run_policy
 from hpcgym.cli._common import EXTRA_ARGUMENT_HELP, add_trace_arguments, load_trace
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.extras import require
 from hpcgym.common.report import SUMMARY_COLUMNS, format_table, to_json, with_minutes, write_csv
-from hpcgym.sim.engine import Schedule
-from hpcgym.sim.metrics import (
+from hpcgym.sim import (
     MEASURED_SETS,
     SMALL_SET_JOBS,
     SMALL_SET_SHARE,
+    Schedule,
     bounded_slowdown,
     common_measured_jobs,
     compute_metrics,
     measurement_notes,
+    prediction_metrics,
 )
-from hpcgym.sim.prediction_metrics import prediction_metrics
-from hpcgym.workloads.swf import Workload
+from hpcgym.workloads import Workload
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -66,10 +66,9 @@ from hpcgym.common.report import format_table, json_ready, to_json, write_csv
 from hpcgym.common.stats import paired_difference_ci
 from hpcgym.env import episodes
 from hpcgym.experiments.protocols import Protocol, make_protocol, published_comparison, reading_of
-from hpcgym.predict.runtime import make_predictor
-from hpcgym.sim.engine import Schedule, Simulator, as_dispatcher, callable_name
-from hpcgym.sim.metrics import bounded_slowdown, compute_metrics
-from hpcgym.workloads.swf import READINGS, Workload
+from hpcgym.predict import make_predictor
+from hpcgym.sim import Schedule, Simulator, as_dispatcher, bounded_slowdown, callable_name, compute_metrics
+from hpcgym.workloads import READINGS, Workload
 
 BASELINES = (
     "fcfs",
@@ -986,7 +985,7 @@ def _trace_from_models(args: argparse.Namespace) -> None:
     if not args.model or args.trace is not None or args.workload is not None:
         return
     from hpcgym.agents.common import read_metadata
-    from hpcgym.workloads.jobtable import is_job_table
+    from hpcgym.workloads import is_job_table
 
     seen = {}
     for path in args.model:

@@ -335,7 +335,7 @@ def study_rows(results: Iterable[Mapping[str, Any]]) -> tuple[list[dict[str, Any
         InvalidConfigError: a predictor is not a ``user-history`` configuration, or the
             rows mix dispatchers or load factors (one ranking compares predictors only).
     """
-    from hpcgym.predict.runtime import UserHistoryConfig
+    from hpcgym.predict import UserHistoryConfig
 
     rows: list[dict[str, Any]] = []
     for r in results:

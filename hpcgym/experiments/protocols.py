@@ -54,7 +54,7 @@ import numpy as np
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.registry import Registry
 from hpcgym.env import episodes
-from hpcgym.workloads.swf import READINGS, Workload
+from hpcgym.workloads import READINGS, Workload
 
 WINDOW_DRAWS = ("evenly", "rlscheduler")
 """How a protocol places its test windows: evenly spaced and never overlapping

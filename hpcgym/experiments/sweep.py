@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
-from hpcgym.workloads.swf import Workload
+from hpcgym.workloads import Workload
 
 __all__ = [
     "COLUMNS",
@@ -233,8 +233,7 @@ class SweepSpec:
         return InvalidConfigError(f"{self.source}: {key}: {message}")
 
     def __post_init__(self) -> None:
-        from hpcgym.baselines import preset_predictor, resolve_policy_name
-        from hpcgym.baselines.dispatchers import EXTRA_RULES
+        from hpcgym.baselines import EXTRA_RULES, preset_predictor, resolve_policy_name
 
         for key in (
             "dispatchers",
@@ -334,7 +333,7 @@ class SweepSpec:
             InvalidConfigError: the file does not parse, or a key is unknown or out of range.
             FileNotFoundError: no such file.
         """
-        from hpcgym.machine.model import read_toml_or_yaml
+        from hpcgym.machine import read_toml_or_yaml
 
         p = Path(path)
         data = read_toml_or_yaml(p, "sweep spec")
@@ -460,7 +459,7 @@ def _with_seed(name: str, parameters: tuple[str, ...] | None, seed: int) -> str 
 def _seeded(dispatcher: str, predictor: str, seed: int) -> tuple[str, str, bool]:
     """``(dispatcher, predictor, seeded)``: the seed given to whichever takes one."""
     from hpcgym.baselines import policy_parameters
-    from hpcgym.predict.runtime import predictor_parameters
+    from hpcgym.predict import predictor_parameters
 
     d = _with_seed(dispatcher, policy_parameters(dispatcher), seed)
     p = None
@@ -526,7 +525,7 @@ def expand(spec: SweepSpec, base_loads: Mapping[str, float] | None = None) -> li
 
 
 def _trace_path(trace: str) -> Path:
-    from hpcgym.workloads.swf import default_trace_path
+    from hpcgym.workloads import default_trace_path
 
     return default_trace_path() if trace == BUNDLED else Path(trace)
 
@@ -543,7 +542,7 @@ def load_traces(spec: SweepSpec) -> dict[str, Workload]:
     import warnings
 
     from hpcgym.common.errors import TraceWarning
-    from hpcgym.workloads.swf import read_swf
+    from hpcgym.workloads import read_swf
 
     out: dict[str, Workload] = {}
     for trace in spec.traces:
@@ -561,7 +560,7 @@ def load_traces(spec: SweepSpec) -> dict[str, Workload]:
 
 def run_one(workload: Workload, cfg: RunConfig, options: Mapping[str, Any]) -> dict[str, Any]:
     """Simulate one configuration on its (unscaled) trace; the row of :data:`COLUMNS`."""
-    from hpcgym.baselines.run import run_policy
+    from hpcgym.baselines import run_policy
 
     t0, c0 = time.perf_counter(), time.process_time()
     w = workload.scale_load(cfg.load)

@@ -808,7 +808,7 @@ def wants_training(args: argparse.Namespace) -> bool:
     path = _spec_file(args)
     if path is None or not Path(path).is_file():
         return False
-    from hpcgym.machine.model import read_toml_or_yaml
+    from hpcgym.machine import read_toml_or_yaml
 
     return is_training_spec(read_toml_or_yaml(Path(path), "sweep spec"))
 
@@ -844,7 +844,7 @@ def spec_from_args(args: argparse.Namespace) -> TrainSweepSpec:
     data: dict[str, Any] = {"name": "train", "train": {}}
     source = "flags"
     if path is not None:
-        from hpcgym.machine.model import read_toml_or_yaml
+        from hpcgym.machine import read_toml_or_yaml
 
         read = read_toml_or_yaml(Path(path), "sweep spec")
         if not is_training_spec(read):

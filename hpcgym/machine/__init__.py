@@ -18,16 +18,43 @@ from hpcgym.machine.model import (
 )
 
 __all__ = [
+    "BEST_FIT",
+    "FIRST_FIT",
     "MACHINES",
     "PBS_NAMES",
+    "POLICIES",
     "RESOURCE_ALIASES",
     "UNPLACEABLE_REASONS",
     "Machine",
     "MachineSpec",
+    "Nodes",
     "align_requests",
+    "allocate",
+    "any_fits",
+    "best_fit_weights",
+    "fits",
+    "give",
     "machine_specs",
     "make_machine",
     "parse_select",
+    "place",
     "read_toml_or_yaml",
     "register_machine",
+    "take",
+    "take_checked",
 ]
+
+from hpcgym.machine.allocator import (
+    BEST_FIT,
+    FIRST_FIT,
+    POLICIES,
+    Nodes,
+    allocate,
+    any_fits,
+    best_fit_weights,
+    fits,
+    give,
+    place,
+    take,
+    take_checked,
+)

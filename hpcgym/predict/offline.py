@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from hpcgym.predict.runtime import Predictor, make_predictor, trailing_number_prefix
-from hpcgym.workloads.swf import Workload
+from hpcgym.workloads import Workload
 
 
 def name_prefix(workload: Workload) -> Callable[[int], str]:

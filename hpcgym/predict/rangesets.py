@@ -81,7 +81,7 @@ from numba import njit
 
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.predict.runtime import Predictor, make_predictor
-from hpcgym.workloads.swf import Workload
+from hpcgym.workloads import Workload
 
 WEEK = 7 * 86400.0
 N_BINS = 20
@@ -683,7 +683,7 @@ def logged_events(workload: Workload, stop: float = np.inf) -> tuple[np.ndarray,
     submissions, then starts (the engine's order). Starts are submit + SWF wait
     (:func:`hpcgym.workloads.logged.logged_start`: an unknown wait counts as 0).
     """
-    from hpcgym.workloads.logged import logged_start
+    from hpcgym.workloads import logged_start
 
     n = len(workload)
     start, _ = logged_start(workload)

@@ -83,7 +83,7 @@ from numba import njit
 
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.predict.histograms import histograms as _histograms
-from hpcgym.workloads.swf import Workload, read_swf
+from hpcgym.workloads import Workload, read_swf
 
 METHODS = ("apq", "ibl", "qbets")
 """The predictors :func:`predict_waits` runs."""

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from hpcgym.machine.allocator import Nodes, any_fits, fits, place, take, take_checked
+from hpcgym.machine import Nodes, any_fits, fits, place, take, take_checked
 
 # header: sizes and flags
 H_JOBS = 0

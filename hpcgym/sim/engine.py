@@ -39,12 +39,11 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError
-from hpcgym.machine.model import UNPLACEABLE_REASONS, Machine, align_requests
-from hpcgym.predict.runtime import Predictor, Walltime
+from hpcgym.machine import UNPLACEABLE_REASONS, Machine, align_requests
+from hpcgym.predict import Predictor, Walltime
 from hpcgym.sim import _kernels as ek
 from hpcgym.sim._kernels import Jobs, State
-from hpcgym.workloads.fit import describe_unplaceable
-from hpcgym.workloads.swf import Workload
+from hpcgym.workloads import Workload, describe_unplaceable
 
 __all__ = ["Decision", "Dispatcher", "Jobs", "Schedule", "Simulator", "State", "SystemView"]
 

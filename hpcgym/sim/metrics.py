@@ -289,7 +289,7 @@ def resource_utilization(schedule: Schedule, makespan: float | None = None) -> d
     >>> resource_utilization(Simulator(w).run(make_policy("fcfs")))
     {'by_resource': {'procs': 1.0}, 'by_group': {}}
     """
-    from hpcgym.machine.model import align_requests
+    from hpcgym.machine import align_requests
 
     m = schedule.machine
     w = schedule.workload

@@ -54,8 +54,8 @@ from hpcgym.baselines import (
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
 from hpcgym.common.report import format_table, to_json, write_csv
 from hpcgym.common.stats import paired_difference_ci
-from hpcgym.sim.engine import Simulator
-from hpcgym.workloads.swf import Workload
+from hpcgym.sim import Simulator
+from hpcgym.workloads import Workload
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -674,20 +674,20 @@ def _study(args: argparse.Namespace) -> int:
         raise InvalidConfigError(f"--cp-delta must be a positive number of seconds, got {args.cp_delta}")
     if args.processes is not None and args.processes < 1:
         raise InvalidConfigError(f"--processes must be at least 1, got {args.processes}")
-    from hpcgym.workloads.fit import fit_workload
+    from hpcgym.workloads import fit_workload
 
     machine = args.machine
     if args.workload is not None:
-        from hpcgym.workloads.jobtable import read_jobs
+        from hpcgym.workloads import read_jobs
 
         workload = read_jobs(args.workload, args.machine)
     elif args.trace is not None:
-        from hpcgym.workloads.swf import read_swf
+        from hpcgym.workloads import read_swf
 
         workload = read_swf(args.trace).window(args.jobs, args.offset)
         machine = f"{workload.procs} processors"
     else:
-        from hpcgym.workloads.eurora import eurora
+        from hpcgym.workloads import eurora
 
         workload = fit_workload(eurora(args.jobs, seed=args.seed, load=args.load), args.machine)
     if args.load != 1.0 and (args.workload is not None or args.trace is not None):

@@ -39,7 +39,7 @@ from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.report import format_table, to_json, write_csv
 from hpcgym.common.stats import paired_difference_ci
 from hpcgym.studies.galleguillos2017 import CP_DELTA, PREDICTORS, Run, cp_spec, run_all
-from hpcgym.workloads.swf import Workload
+from hpcgym.workloads import Workload
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -45,22 +45,24 @@ import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.report import Column, format_table, to_json, write_csv
-from hpcgym.predict.rangesets import PAPER_TABLES, RuntimeEvaluation, evaluate_runtime_predictor
-from hpcgym.predict.waitpred import (
+from hpcgym.predict import (
+    PAPER_TABLES,
     TABLE_V,
     LogState,
     Protocol,
+    RuntimeEvaluation,
     WaitPrediction,
     apq_comparisons,
+    evaluate_runtime_predictor,
     predict_waits,
 )
-from hpcgym.workloads.swf import Workload
+from hpcgym.workloads import Workload
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from hpcgym.baselines.molding import MoldingResult
+    from hpcgym.baselines import MoldingResult
 
 PAPER_TRACES = ("SDSC-SP2", "HPC2N", "CEA-Curie", "SDSC-Par")
 """The paper's traces whose cleaned logs the Parallel Workloads Archive has, in this order."""
@@ -219,7 +221,7 @@ class TraceRun:
 
     def managed(self, mode: str) -> MoldingResult:
         """003's resource manager in ``mode`` (``"molding"`` or ``"delay"``) and EASY beside it."""
-        from hpcgym.baselines.molding import MoldingConfig, run_managed
+        from hpcgym.baselines import MoldingConfig, run_managed
 
         s = self.settings
         config = MoldingConfig(
@@ -301,7 +303,7 @@ def _table_vii_rows(run: TraceRun) -> list[dict[str, Any]]:
 
 def _managed_rows(mode: str) -> Callable[[TraceRun], list[dict[str, Any]]]:
     """Table VIII (``molding``) or IX (``delay``): EASY and the managed run, the paper's beside."""
-    from hpcgym.baselines.molding import PAPER
+    from hpcgym.baselines import PAPER
 
     def rows(run: TraceRun) -> list[dict[str, Any]]:
         result = run.managed(mode)

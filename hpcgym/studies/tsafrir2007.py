@@ -27,16 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hpcgym.baselines import make_policy, preset_predictor
-from hpcgym.baselines.dispatchers import EXTRA_RULES, EasyBackfilling
+from hpcgym.baselines import EXTRA_RULES, EasyBackfilling, make_policy, preset_predictor
 from hpcgym.cli._common import add_trace_arguments, load_trace
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
 from hpcgym.common.report import to_json
-from hpcgym.sim.engine import Simulator
-from hpcgym.sim.metrics import compute_metrics, measurement_notes
-from hpcgym.sim.prediction_metrics import predictability, prediction_metrics
+from hpcgym.sim import Simulator, compute_metrics, measurement_notes, predictability, prediction_metrics
 from hpcgym.studies import hariharan
-from hpcgym.workloads.swf import KNOWN_MACHINES, Workload
+from hpcgym.workloads import KNOWN_MACHINES, Workload
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

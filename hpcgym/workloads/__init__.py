@@ -49,6 +49,7 @@ from hpcgym.workloads.swf import (
 )
 
 __all__ = [
+    "CLASS_NAMES",
     "COLUMNS",
     "DEFAULT_ESTIMATE_KEY",
     "DEFAULT_TRACE",
@@ -72,14 +73,17 @@ __all__ = [
     "SWF_FIELDS",
     "TABLE_SUFFIXES",
     "USED_FIELDS",
+    "EuroraParams",
     "LoadReport",
     "Workload",
     "check_partitions",
     "check_procs",
     "default_trace_path",
     "describe_unplaceable",
+    "eurora",
     "fit_workload",
     "is_job_table",
+    "job_class",
     "known_machine",
     "load_default",
     "log_overcommit",
@@ -88,8 +92,17 @@ __all__ = [
     "read_jobs",
     "read_swf",
     "real_number",
+    "shares",
     "to_swf_workload",
     "trace_name",
     "write_jobs",
     "write_swf",
 ]
+
+from hpcgym.workloads.eurora import (
+    CLASS_NAMES,
+    EuroraParams,
+    eurora,
+    job_class,
+    shares,
+)

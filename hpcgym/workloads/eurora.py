@@ -53,7 +53,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.machine.model import Machine, make_machine
+from hpcgym.machine import Machine, make_machine
 from hpcgym.workloads.swf import LoadReport, Workload
 
 RESOURCES = ("cores", "gpus", "mics", "mem_gb")

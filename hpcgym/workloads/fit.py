@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.machine.model import RESOURCE_ALIASES, Machine, align_requests, make_machine
+from hpcgym.machine import RESOURCE_ALIASES, Machine, align_requests, make_machine
 from hpcgym.workloads.swf import DROP_NO_RESOURCE, DROP_TOO_LARGE, Workload
 
 

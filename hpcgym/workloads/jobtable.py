@@ -68,7 +68,7 @@ from hpcgym.common.errors import (
     TraceFormatError,
     UnknownNameError,
 )
-from hpcgym.machine.model import (
+from hpcgym.machine import (
     PBS_NAMES,
     UNPLACEABLE_REASONS,
     Machine,

@@ -55,7 +55,7 @@ from numpy.typing import ArrayLike
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError, TraceWarning
 
 if TYPE_CHECKING:
-    from hpcgym.machine.model import Machine
+    from hpcgym.machine import Machine
 
 SWF_FIELDS = (
     "job_id",

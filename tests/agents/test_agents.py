@@ -54,8 +54,8 @@ def test_a_maskable_ppo_run_writes_its_models_checkpoints_and_summary(maskable_r
 
 
 def test_the_validation_windows_lie_in_the_validation_split(maskable_run) -> None:
-    from hpcgym.env.episodes import split_range
-    from hpcgym.workloads.swf import load_default
+    from hpcgym.env import split_range
+    from hpcgym.workloads import load_default
 
     lo, hi = split_range(len(load_default()), "validation", (0.7, 0.15, 0.15))
     for offset in maskable_run.validations[0]["offsets"]:

@@ -10,7 +10,7 @@ pytest.importorskip("sb3_contrib")
 
 from hpcgym.agents.common import read_metadata
 from hpcgym.experiments.evaluate import evaluate
-from hpcgym.workloads.swf import load_default
+from hpcgym.workloads import load_default
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 SHIPPED = {"sdsc-sp2-policy.zip": "SDSC-SP2-1998-4.2-cln", "hpc2n-policy.zip": "HPC2N-2002-2.2-cln"}

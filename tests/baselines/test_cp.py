@@ -12,23 +12,26 @@ pytest.importorskip("ortools")
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hpcgym.baselines import PriorityRuleBased, make_policy, policy_specs, resolve_policy_name
-from hpcgym.baselines.cp import (
+from hpcgym.baselines import (
     ConstraintProgramming,
+    PriorityRuleBased,
     Problem,
     VerificationError,
     best_hint,
     greedy_schedule,
     hint_orders,
+    make_policy,
     objective_value,
+    policy_specs,
+    resolve_policy_name,
+    run_policy,
     verify_solution,
 )
-from hpcgym.baselines.run import run_policy
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.machine.model import Machine
-from hpcgym.predict.runtime import Scaled, make_predictor
-from hpcgym.sim.engine import Simulator
-from hpcgym.workloads.swf import Workload, load_default
+from hpcgym.machine import Machine
+from hpcgym.predict import Scaled, make_predictor
+from hpcgym.sim import Simulator
+from hpcgym.workloads import Workload, load_default
 
 CP_NAMES = [f"{m}{v}" for m in ("hcp", "pcp") for v in range(4)] + ["cph"]
 
@@ -362,7 +365,7 @@ def test_same_seed_same_schedule(name):
 
 
 def test_runs_on_a_multi_resource_machine_without_over_allocation():
-    from hpcgym.workloads.jobtable import read_jobs
+    from hpcgym.workloads import read_jobs
 
     w = read_jobs("hpcgym/workloads/data/eurora-sample.csv").window(150).scale_load(30.0)
     for name in ("hcp3", "pcp3"):

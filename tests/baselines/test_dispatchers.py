@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from hpcgym.baselines import EasyBackfilling, make_policy
-from hpcgym.predict.runtime import make_predictor
-from hpcgym.sim.engine import Schedule, Simulator
+from hpcgym.predict import make_predictor
+from hpcgym.sim import Schedule, Simulator
 
 
 def simulate(workload, policy="easy", predictor="walltime", **kwargs) -> Schedule:

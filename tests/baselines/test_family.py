@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from hpcgym.baselines import EasyBackfilling, make_policy, policy_specs, preset_predictor
 from hpcgym.cli import main
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.predict.runtime import Corrected, Predictor, Walltime
-from hpcgym.sim.engine import Schedule, Simulator
+from hpcgym.predict import Corrected, Predictor, Walltime
+from hpcgym.sim import Schedule, Simulator
 from hpcgym.studies.tsafrir2007 import (
     TSAFRIR2007_PAPER,
     TSAFRIR2007_TABLES,
@@ -29,7 +29,7 @@ from hpcgym.studies.tsafrir2007 import (
     render_tsafrir2007,
     run_tsafrir2007,
 )
-from hpcgym.workloads.swf import Workload, load_default, read_swf
+from hpcgym.workloads import Workload, load_default, read_swf
 
 TRACES = Path(__file__).resolve().parents[3] / "shared" / "traces"
 
@@ -253,7 +253,7 @@ def test_reproduce_predictability_runs_tables_4_and_5():
 
 
 def test_reproduce_command_json(tmp_path, capsys):
-    from hpcgym.workloads.swf import default_trace_path
+    from hpcgym.workloads import default_trace_path
 
     assert (
         main(["reproduce", "tsafrir2007", "--trace", str(default_trace_path()), "--jobs", "500", "--json"])

@@ -9,8 +9,8 @@ import pytest
 
 from hpcgym.baselines import QueueOrder, heuristic_score, make_policy, policy_specs, preset_predictor
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.sim.engine import Simulator
-from hpcgym.workloads.swf import Workload, load_default
+from hpcgym.sim import Simulator
+from hpcgym.workloads import Workload, load_default
 
 # The queue: job 0 (16 processors, 9000 -> 11000) holds the 16-processor machine while
 # jobs 1-5 arrive; at 11000 it ends and they wait, w = 11000 - s.
@@ -223,7 +223,7 @@ def test_bad_parameters(kwargs: dict[str, object], message: str) -> None:
 
 
 def test_n_is_the_first_resource_type_every_node_counted() -> None:
-    from hpcgym.machine.model import Machine
+    from hpcgym.machine import Machine
 
     # two nodes of 4 cores and 2 GPUs; job 0 holds every core until 100. Job 1 asks 2 chunks
     # of 2 cores + 2 GPUs (n = 4 cores, r = 10: area 40), job 2 one chunk of 3 cores (n = 3,

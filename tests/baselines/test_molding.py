@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_properties import check_schedule
 
-from hpcgym.baselines.molding import (
+from hpcgym.baselines import (
     MoldingConfig,
     UserHistory,
     choose_size,
@@ -24,9 +24,9 @@ from hpcgym.baselines.molding import (
     settle_time,
 )
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.predict.rangesets import RangeSet
-from hpcgym.sim.engine import Simulator
-from hpcgym.workloads.swf import load_default
+from hpcgym.predict import RangeSet
+from hpcgym.sim import Simulator
+from hpcgym.workloads import load_default
 
 SMALL = {"history": 1500, "jobs": 600, "wait_predictor": "qbets"}
 """A fast configuration on the bundled SDSC-SP2 slice."""
@@ -232,9 +232,8 @@ def test_invariants_on_random_workloads(data, mode):
 
 
 def test_stepping_to_the_manager_instants_changes_nothing(slice_2100):
-    from hpcgym.baselines import make_policy
-    from hpcgym.baselines.molding import step_engine
-    from hpcgym.sim.engine import as_dispatcher
+    from hpcgym.baselines import make_policy, step_engine
+    from hpcgym.sim import as_dispatcher
 
     w = slice_2100.window(800)
     ref = Simulator(w).run(make_policy("easy"))

@@ -16,19 +16,17 @@ from test_machine import machines_and_workloads, replay_capacity, run_cli
 from hpcgym.baselines import (
     PriorityRuleBased,
     make_policy,
+    parse_ewt,
     policy_parameters,
     policy_spec,
     preset_predictor,
     resolve_policy_name,
 )
-from hpcgym.baselines.dispatchers import parse_ewt
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
-from hpcgym.machine.allocator import BEST_FIT, Nodes, allocate
-from hpcgym.machine.model import Machine
-from hpcgym.predict.runtime import make_predictor
-from hpcgym.sim.engine import DispatcherBase, Simulator
-from hpcgym.workloads.jobtable import read_jobs
-from hpcgym.workloads.swf import Workload, load_default
+from hpcgym.machine import BEST_FIT, Machine, Nodes, allocate
+from hpcgym.predict import make_predictor
+from hpcgym.sim import DispatcherBase, Simulator
+from hpcgym.workloads import Workload, load_default, read_jobs
 
 QUEUES = {
     "debug": {"max_walltime_s": 3600, "ewt_s": 3600},
@@ -406,7 +404,7 @@ def test_cli_simulates_prb_on_eurora_jobs_and_on_swf():
 
 
 def test_prb_runs_through_the_environment_the_same():
-    from hpcgym.env.adapters import run_via_env
+    from hpcgym.env import run_via_env
 
     w = Workload.from_columns([0, 1, 2, 2], [100, 10, 500, 5], [2, 4, 2, 1], [100, 10, 500, 5], procs=4)
     direct = Simulator(w, predictor=preset_predictor("prb")).run(make_policy("prb"))

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hpcgym.baselines import EasyBackfilling, make_policy
-from hpcgym.sim.engine import Simulator
+from hpcgym.sim import Simulator
 
 
 def reference_schedule(jobs: list[tuple[float, float, int, float]], machine: int, policy: str) -> list[float]:

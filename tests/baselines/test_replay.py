@@ -10,12 +10,10 @@ from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hpcgym.baselines import make_policy
-from hpcgym.baselines.replay import Replay
+from hpcgym.baselines import Replay, make_policy
 from hpcgym.cli import main
-from hpcgym.sim.engine import Simulator
-from hpcgym.workloads.logged import log_overcommit, logged_start
-from hpcgym.workloads.swf import load_default, read_swf
+from hpcgym.sim import Simulator
+from hpcgym.workloads import load_default, log_overcommit, logged_start, read_swf
 
 # id submit wait run alloc cpu mem req_procs req_time req_mem status user group exe queue part prec think
 HAND = """; MaxProcs: 8

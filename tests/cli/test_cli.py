@@ -13,11 +13,10 @@ import numpy as np
 import pytest
 from conftest import CP_PRESETS, quick
 
-from hpcgym.baselines import policy_specs
-from hpcgym.baselines.run import run_policy
+from hpcgym.baselines import policy_specs, run_policy
 from hpcgym.cli import main
-from hpcgym.predict.runtime import predictor_names
-from hpcgym.workloads.swf import load_default, read_swf
+from hpcgym.predict import predictor_names
+from hpcgym.workloads import load_default, read_swf
 
 REQUIRED_KEYS = {
     "trace",
@@ -395,7 +394,7 @@ def test_allocation_in_compare_and_on_a_job_table(capsys, tmp_path, two_nodes):
 def test_allocation_choices_are_the_allocators_policies(capsys, two_nodes):
     from hpcgym.cli import ALLOCATIONS, with_allocation
     from hpcgym.common.errors import InvalidConfigError
-    from hpcgym.machine.allocator import POLICIES
+    from hpcgym.machine import POLICIES
 
     assert set(ALLOCATIONS) == set(POLICIES)
     for cmd in (["simulate"], ["compare"], ["reproduce", "tsafrir2007"]):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcgym.baselines.run import easy_extra
+from hpcgym.baselines import easy_extra
 from hpcgym.cli import main
 
 # job submit wait runtime procs cpu mem req_procs estimate req_mem status user group exe queue part prev think
@@ -97,7 +97,7 @@ def test_extra_via_env_with_a_policy_without_reservation_is_a_usage_error(trace,
 def test_run_via_env_takes_the_rule_from_python_too(trace):
     from hpcgym.common.errors import InvalidConfigError
     from hpcgym.env import run_via_env
-    from hpcgym.workloads.swf import read_swf
+    from hpcgym.workloads import read_swf
 
     w = read_swf(trace)
     start = {rule: run_via_env(w, "easy", extra=rule).start[3] for rule in ("classic", "all")}

@@ -20,9 +20,8 @@ import pytest
 
 import hpcgym
 from hpcgym import cli
-from hpcgym.baselines import make_policy
+from hpcgym.baselines import make_policy, run_policy
 from hpcgym.baselines._compile import cold_kernels
-from hpcgym.baselines.run import run_policy
 from hpcgym.common.errors import (
     EmptyWorkloadError,
     HpcGymError,
@@ -32,9 +31,9 @@ from hpcgym.common.errors import (
     UnknownNameError,
 )
 from hpcgym.common.extras import EXTRAS, require
-from hpcgym.env.config import argument_names, make_config
-from hpcgym.predict.runtime import make_predictor
-from hpcgym.workloads.swf import Workload, load_default
+from hpcgym.env import argument_names, make_config
+from hpcgym.predict import make_predictor
+from hpcgym.workloads import Workload, load_default
 
 GOOD = "1 0 5 10 2 -1 -1 2 20 -1 1 1 1 1 1 1 -1 -1"
 CANCELLED = "2 3 -1 -1 2 -1 -1 2 20 -1 5 1 1 1 1 1 -1 -1"

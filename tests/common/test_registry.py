@@ -18,16 +18,21 @@ from hpcgym.baselines import (
 )
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
 from hpcgym.common.registry import Entry, Registry, summary_line
-from hpcgym.env.config import ObservationConfig
-from hpcgym.env.observations import (
+from hpcgym.env import (
     OBSERVATIONS,
+    REWARDS,
+    BsldDense,
     ObservationBuilder,
+    ObservationConfig,
+    RewardTerm,
     make_observation,
+    make_reward,
     observation_names,
     register_observation,
+    register_reward,
+    reward_names,
 )
-from hpcgym.env.rewards import REWARDS, BsldDense, RewardTerm, make_reward, register_reward, reward_names
-from hpcgym.predict.runtime import (
+from hpcgym.predict import (
     PREDICTORS,
     Predictor,
     Walltime,

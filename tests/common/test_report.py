@@ -23,7 +23,7 @@ from hpcgym.common.report import (
     write_csv,
 )
 from hpcgym.experiments.compare import compare
-from hpcgym.workloads.swf import load_default
+from hpcgym.workloads import load_default
 
 PACKAGE = Path(hpcgym.__file__).resolve().parent
 

@@ -14,10 +14,18 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import hpcgym
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
-from hpcgym.env import DispatchConfig, DispatchEnv, FlattenDispatchObservation, make_config, rendering
-from hpcgym.env.config import argument_names
-from hpcgym.env.observations import HISTOGRAMS, JOB_FEATURES, SYSTEM_FEATURES
-from hpcgym.sim.metrics import bounded_slowdown, compute_metrics
+from hpcgym.env import (
+    HISTOGRAMS,
+    JOB_FEATURES,
+    SYSTEM_FEATURES,
+    DispatchConfig,
+    DispatchEnv,
+    FlattenDispatchObservation,
+    argument_names,
+    make_config,
+    rendering,
+)
+from hpcgym.sim import bounded_slowdown, compute_metrics
 
 SMALL = {"window_jobs": 40, "window_size": 12}
 
@@ -612,7 +620,7 @@ def test_explicit_window_and_whole_range_episode() -> None:
 
 def test_warm_start_begins_with_the_replay_state() -> None:
     from hpcgym.baselines import make_policy, preset_predictor
-    from hpcgym.sim.engine import Simulator
+    from hpcgym.sim import Simulator
 
     env = make(window_jobs=100, warm_start=True, warm_policy="easy", split="all")
     trace = env.unwrapped.trace
@@ -740,7 +748,7 @@ def test_the_env_reference_documents_every_argument_and_its_examples_run() -> No
     text = (Path(__file__).resolve().parents[2] / "docs" / "ENV.md").read_text()
     for name in argument_names():
         assert f"| `{name}` |" in text, f"{name} is missing from the arguments table of docs/ENV.md"
-    from hpcgym.env.rllib import rllib_available
+    from hpcgym.env import rllib_available
 
     blocks = text.split("```python\n")[2:]  # the first needs sb3-contrib: tests/agents/test_agents.py
     assert blocks

@@ -17,9 +17,8 @@ from hpcgym.baselines import make_policy, policy_specs, preset_predictor
 from hpcgym.cli import main as cli_main
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.env import DispatchEnv, DispatcherPolicy, run_via_env
-from hpcgym.sim.engine import Schedule, Simulator
-from hpcgym.sim.metrics import compute_metrics
-from hpcgym.workloads.swf import Workload, load_default
+from hpcgym.sim import Schedule, Simulator, compute_metrics
+from hpcgym.workloads import Workload, load_default
 
 PRESETS = [quick(p) for p in policy_specs()]
 WINDOWS = [(0, 300), (2500, 400), (7000, 500)]
@@ -201,7 +200,7 @@ def test_every_preset_through_the_env_on_the_whole_bundled_trace(trace: Workload
 @pytest.mark.expensive
 @pytest.mark.parametrize("policy", ["fcfs", "easy", "easy++"])
 def test_full_sdsc_sp2_through_the_env(traces_dir: Any, policy: str) -> None:
-    from hpcgym.workloads.swf import read_swf
+    from hpcgym.workloads import read_swf
 
     w = read_swf(traces_dir / "SDSC-SP2-1998-4.2-cln.swf.gz")
     assert_same_schedule(run_via_env(w, policy), direct(w, policy))

@@ -15,12 +15,15 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 
 import hpcgym
 from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError, UnknownNameError
-from hpcgym.env import DispatchEnv, FlattenDispatchObservation
-from hpcgym.env.dispatch import DispatchEnvV0
-from hpcgym.env.observations import DEFAULT_OBSERVATIONS, RESOURCE_OBSERVATIONS
-from hpcgym.machine.model import Machine, make_machine
-from hpcgym.workloads.jobtable import read_jobs
-from hpcgym.workloads.swf import Workload
+from hpcgym.env import (
+    DEFAULT_OBSERVATIONS,
+    RESOURCE_OBSERVATIONS,
+    DispatchEnv,
+    DispatchEnvV0,
+    FlattenDispatchObservation,
+)
+from hpcgym.machine import Machine, make_machine
+from hpcgym.workloads import Workload, read_jobs
 
 SAMPLE = Path(str(resources.files("hpcgym.workloads.data").joinpath("eurora-sample.csv")))
 EURORA = {"trace": str(SAMPLE), "machine": "eurora", "split": "all", "window_jobs": 80, "window_size": 16}
@@ -249,8 +252,8 @@ def test_ansi_render_shows_each_resource_type() -> None:
 def test_reference_dispatchers_through_the_env_on_eurora_equal_their_direct_runs(policy: str) -> None:
     from hpcgym.baselines import make_policy, preset_predictor
     from hpcgym.env import run_via_env
-    from hpcgym.sim.engine import Simulator
-    from hpcgym.workloads.fit import fit_workload
+    from hpcgym.sim import Simulator
+    from hpcgym.workloads import fit_workload
 
     eur = make_machine("eurora")
     nodes = [*eur.groups["gpu"][:2], *eur.groups["mic"][:2]]  # four Eurora nodes: jobs must wait

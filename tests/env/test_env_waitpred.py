@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 import hpcgym  # noqa: F401 - registers the environment ids
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.env import DispatchEnv
-from hpcgym.predict.waitpred import OnlineWaitPredictor, nearest_average, parse_wait_predictor, qbets_bound
-from hpcgym.workloads.swf import Workload, load_default
+from hpcgym.predict import OnlineWaitPredictor, nearest_average, parse_wait_predictor, qbets_bound
+from hpcgym.workloads import Workload, load_default
 
 PARTS = ("jobs", "histograms", "system", "predicted_wait")
 
@@ -161,7 +161,8 @@ def test_bad_wait_predictor_names_the_parameter(spec: object, word: str) -> None
 
 
 def test_compiled_ibl_equals_the_batch_functions() -> None:
-    from hpcgym.predict.waitpred import _ibl_predict, ibl_distances
+    from hpcgym.predict import ibl_distances
+    from hpcgym.predict.waitpred import _ibl_predict
 
     rng = np.random.default_rng(5)
     for m in (1, 2, 7, 50):

@@ -8,10 +8,9 @@ import numpy as np
 import pytest
 
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.env import episodes
-from hpcgym.env.episodes import evaluation_windows, sample_offset, split_range
-from hpcgym.sim.engine import Simulator
-from hpcgym.workloads.swf import Workload
+from hpcgym.env import episodes, evaluation_windows, sample_offset, split_range
+from hpcgym.sim import Simulator
+from hpcgym.workloads import Workload
 
 FRACTIONS = (0.7, 0.15, 0.15)
 

@@ -7,9 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hpcgym.env import _kernels
-from hpcgym.env.rewards import BsldDense, WaitDense
-from hpcgym.sim.metrics import TAU
+from hpcgym.env import BsldDense, WaitDense, _kernels
+from hpcgym.sim import TAU
 
 times = st.floats(min_value=0.0, max_value=1e6, allow_nan=False)
 

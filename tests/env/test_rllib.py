@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from hpcgym.common.errors import InvalidConfigError, MissingExtraError
-from hpcgym.env.rllib import make_flat_env, register_rllib_env, rllib_available
+from hpcgym.env import make_flat_env, register_rllib_env, rllib_available
 
 needs_rllib = pytest.mark.skipif(
     not rllib_available(), reason="Ray RLlib is not installed (pip install 'ray[rllib]')"

@@ -64,7 +64,7 @@ def test_keep_everything_is_plain_easy_and_the_return_is_minus_the_responses():
     assert len(infos) == SMALL["jobs"] and env.molded == 0 and env.held == 0
     sched = env.sim.schedule()
     from hpcgym.baselines import make_policy
-    from hpcgym.sim.engine import Simulator
+    from hpcgym.sim import Simulator
 
     ref = Simulator(env.w).run(make_policy("easy"))
     np.testing.assert_array_equal(sched.start, ref.start)

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hpcgym.baselines.run import SUMMARY_COLUMNS, format_table
+from hpcgym.baselines import SUMMARY_COLUMNS, format_table
 from hpcgym.cli import main
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
 from hpcgym.experiments.compare import _spans_decades, check_plot_path, compare
-from hpcgym.sim.metrics import common_measured_jobs, measured_jobs, trimmed_mask
-from hpcgym.workloads.swf import load_default, read_swf
+from hpcgym.sim import common_measured_jobs, measured_jobs, trimmed_mask
+from hpcgym.workloads import load_default, read_swf
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -54,7 +54,7 @@ def test_steady_state_compare_takes_the_jobs_every_run_keeps(bundled):
 
 
 def r_bsld(schedule):
-    from hpcgym.sim.metrics import bounded_slowdown
+    from hpcgym.sim import bounded_slowdown
 
     return bounded_slowdown(schedule.wait, schedule.end - schedule.start)
 
@@ -236,7 +236,7 @@ def test_plotting_leaves_the_backend_and_pyplot_alone(tmp_path):
 import sys, matplotlib
 from hpcgym.experiments.compare import compare, plot
 from hpcgym.studies.tsafrir2007 import plot_tsafrir2007, run_tsafrir2007
-from hpcgym.workloads.swf import load_default
+from hpcgym.workloads import load_default
 w = load_default().window(300)
 rows, schedules = compare(w, ["fcfs", "easy"], [None])
 plot({str(tmp_path / "c.png")!r}, rows, schedules, "t")

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from hpcgym.baselines import make_policy
 from hpcgym.cli import main as cli_main
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.env.episodes import split_range
+from hpcgym.env import split_range
 from hpcgym.experiments.evaluate import evaluate, evaluation_offsets
-from hpcgym.workloads.swf import Workload, load_default
+from hpcgym.workloads import Workload, load_default
 
 FRACTIONS = (0.7, 0.15, 0.15)
 

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hpcgym.baselines import make_policy
-from hpcgym.baselines.rlscheduler import rlscheduler_score
+from hpcgym.baselines import make_policy, rlscheduler_score
 from hpcgym.cli import main as cli_main
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
 from hpcgym.experiments.evaluate import evaluate, evaluation_offsets
@@ -26,8 +25,8 @@ from hpcgym.experiments.protocols import (
     reading_of,
     rlscheduler_offsets,
 )
-from hpcgym.sim.engine import Simulator
-from hpcgym.workloads.swf import Workload, load_default, read_swf
+from hpcgym.sim import Simulator
+from hpcgym.workloads import Workload, load_default, read_swf
 
 
 def gym_legacy_words(seed: int) -> list[int]:

@@ -220,7 +220,7 @@ def test_dry_run_lists_the_trials_and_an_estimate(tmp_path: Path, capsys: pytest
 
 # ---------------------------------------------------------------------------- the spec
 def test_train_seeds_preset_is_three_seeds_by_two_learning_rates() -> None:
-    from hpcgym.machine.model import read_toml_or_yaml
+    from hpcgym.machine import read_toml_or_yaml
 
     path = preset_path("train-seeds")
     spec = TrainSweepSpec.from_mapping(read_toml_or_yaml(path, "sweep spec"), source=str(path))
@@ -292,7 +292,7 @@ def test_a_relative_trace_leaves_for_workers_absolute_with_the_same_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from hpcgym.experiments.sweep_train import _absolute_paths
-    from hpcgym.workloads.swf import default_trace_path
+    from hpcgym.workloads import default_trace_path
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "traces").mkdir()

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hpcgym.machine.allocator import (
+from hpcgym.machine import (
     BEST_FIT,
     FIRST_FIT,
     Nodes,

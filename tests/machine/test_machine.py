@@ -13,11 +13,10 @@ from hypothesis import strategies as st
 
 from hpcgym.baselines import EasyBackfilling, make_policy, policy_specs, preset_predictor
 from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError, UnknownNameError
-from hpcgym.machine.model import Machine, align_requests, machine_specs, make_machine, parse_select
-from hpcgym.predict.runtime import make_predictor
-from hpcgym.sim.engine import Decision, DispatcherBase, Simulator, as_dispatcher
-from hpcgym.workloads.fit import fit_workload
-from hpcgym.workloads.swf import DROP_NO_RESOURCE, DROP_TOO_LARGE, Workload, load_default
+from hpcgym.machine import Machine, align_requests, machine_specs, make_machine, parse_select
+from hpcgym.predict import make_predictor
+from hpcgym.sim import Decision, DispatcherBase, Simulator, as_dispatcher
+from hpcgym.workloads import DROP_NO_RESOURCE, DROP_TOO_LARGE, Workload, fit_workload, load_default
 
 EURORA_TOML = Path(__file__).resolve().parents[2] / "hpcgym" / "machine" / "presets" / "eurora.toml"
 
@@ -259,12 +258,12 @@ def test_fit_workload_drops_and_counts_what_the_machine_cannot_run():
 
 
 def test_fit_workload_counts_missing_resources(tmp_path):
-    from hpcgym.workloads.swf import write_swf
+    from hpcgym.workloads import write_swf
 
     w = hetero([[1, 0], [1, 1], [2, 0]])
     path = tmp_path / "w.swf"
     write_swf(path, w)
-    from hpcgym.workloads.swf import read_swf
+    from hpcgym.workloads import read_swf
 
     swf = read_swf(path)
     m = Machine.from_dict({"resources": ["gpus"], "nodes": [{"gpus": 2}]})
@@ -420,7 +419,7 @@ def test_dispatchers_returning_plain_job_lists_are_placed_by_the_machine_policy(
 
 
 def test_utilization_per_resource_type_and_node_group():
-    from hpcgym.sim.metrics import compute_metrics
+    from hpcgym.sim import compute_metrics
 
     m = Machine("m", ("cores", "gpus"), np.array([[4, 2], [4, 0]]), groups={"a": [0], "b": [1]})
     w = jobs_on(m, [(0, 10, 10, 1, [2, 1]), (0, 4, 4, 1, [4, 0])])

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from hpcgym.baselines import make_policy, preset_predictor
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.predict.runtime import (
+from hpcgym.predict import (
     PREDICTOR_SPACE,
     CorrectionSteps,
     UserHistory,
@@ -40,7 +40,7 @@ from hpcgym.predict.runtime import (
     predictor_space,
     sample_predictor_space,
 )
-from hpcgym.sim.engine import Simulator
+from hpcgym.sim import Simulator
 
 HISTORY = [(1000.0, 100.0), (1000.0, 400.0), (500.0, 250.0), (1000.0, 700.0)]
 NEW_ESTIMATE = 1000.0
@@ -227,7 +227,7 @@ def test_presets_are_points_of_the_space_bit_for_bit(bundled_slice, policy, pres
 
 @pytest.fixture(scope="module")
 def bundled_slice():
-    from hpcgym.workloads.swf import load_default
+    from hpcgym.workloads import load_default
 
     return load_default().window(3000)
 

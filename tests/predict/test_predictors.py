@@ -15,7 +15,7 @@ from conftest import build_workload
 
 from hpcgym.baselines import make_policy
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
-from hpcgym.predict.runtime import (
+from hpcgym.predict import (
     Corrected,
     LastKUserAverage,
     Oracle,
@@ -28,8 +28,8 @@ from hpcgym.predict.runtime import (
     register_predictor,
     with_correction,
 )
-from hpcgym.sim.engine import Simulator
-from hpcgym.workloads.swf import Workload
+from hpcgym.sim import Simulator
+from hpcgym.workloads import Workload
 
 MIN = 60.0
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from hpcgym.baselines import make_policy
 from hpcgym.cli import main
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.predict.rangesets import (
+from hpcgym.predict import (
     LoadTracker,
     RangeSet,
     RangeSetPredictor,
@@ -23,14 +23,14 @@ from hpcgym.predict.rangesets import (
     fit_load_function,
     job_ranges,
     locate,
+    make_predictor,
     merge_ranges,
     predict_rangeset,
     range_probabilities,
     relevant_count,
 )
-from hpcgym.predict.runtime import make_predictor
-from hpcgym.sim.engine import Simulator
-from hpcgym.workloads.swf import load_default
+from hpcgym.sim import Simulator
+from hpcgym.workloads import load_default
 
 
 def test_merging_and_probabilities_by_hand():

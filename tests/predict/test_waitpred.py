@@ -13,14 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.predict.waitpred import (
+from hpcgym.predict import (
     FEATURES,
     APQConfig,
     IBLConfig,
     LogState,
     Protocol,
     QBETSConfig,
-    _Context,
     apq_chain,
     apq_distances,
     dbscan_noise,
@@ -31,7 +30,8 @@ from hpcgym.predict.waitpred import (
     qbets_rank,
     tune,
 )
-from hpcgym.workloads.swf import load_default
+from hpcgym.predict.waitpred import _Context
+from hpcgym.workloads import load_default
 from tests.conftest import examples
 
 SMALL = Protocol(1000, 1500, 500, 2001, 2600, min_test_jobs=100)
@@ -443,7 +443,7 @@ def test_cli_errors_are_one_line(argv, match, capsys):
 
 def test_compare_aae_pairs_blocks_of_consecutive_jobs():
     pytest.importorskip("scipy")
-    from hpcgym.predict.waitpred import WaitPrediction, compare_aae
+    from hpcgym.predict import WaitPrediction, compare_aae
 
     rng = np.random.default_rng(0)
     n = 5000

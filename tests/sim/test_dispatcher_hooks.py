@@ -8,8 +8,8 @@ import pytest
 from hpcgym.baselines import EasyBackfilling, make_policy, policy_specs
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.env import DispatchEnv, DispatcherPolicy, run_episode
-from hpcgym.sim.engine import CallableDispatcher, Dispatcher, DispatcherBase, Simulator, as_dispatcher
-from hpcgym.workloads.swf import Workload
+from hpcgym.sim import CallableDispatcher, Dispatcher, DispatcherBase, Simulator, as_dispatcher
+from hpcgym.workloads import Workload
 
 
 def _workload() -> Workload:

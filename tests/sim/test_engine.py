@@ -7,8 +7,8 @@ import pytest
 
 from hpcgym.baselines import make_policy
 from hpcgym.common.errors import HpcGymError, InvalidConfigError, InvalidDecisionError
-from hpcgym.machine.model import Machine
-from hpcgym.sim.engine import Dispatcher, Simulator
+from hpcgym.machine import Machine
+from hpcgym.sim import Dispatcher, Simulator
 
 # machine 4: job 0 (2 procs) at 0, job 1 (2 procs) at 0, job 2 (3 procs) at 5
 JOBS = [(0, 10, 2, 10), (0, 10, 2, 10), (5, 1, 3, 1)]

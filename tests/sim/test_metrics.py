@@ -10,10 +10,11 @@ import pytest
 from hpcgym.baselines import make_policy
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.stats import paired_difference_ci
-from hpcgym.sim.engine import Schedule, Simulator
-from hpcgym.sim.metrics import (
+from hpcgym.sim import (
     MEASURED_SETS,
     TAU,
+    Schedule,
+    Simulator,
     bounded_slowdown,
     common_measured_jobs,
     compute_metrics,
@@ -278,7 +279,7 @@ def test_env_episode_metrics_are_simulates_for_the_same_window(include_all):
     its window by default (``include_all=True``, the jobs its rewards add up), ``simulate``
     004's steady state. Each result names its set; with the same set they are equal.
     """
-    from hpcgym.baselines.run import run_policy
+    from hpcgym.baselines import run_policy
     from hpcgym.env import DispatchEnv, DispatcherPolicy, run_episode
 
     env = DispatchEnv(window_jobs=300, window_size=None, include_all=include_all)

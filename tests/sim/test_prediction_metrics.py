@@ -10,16 +10,17 @@ from conftest import build_workload
 
 from hpcgym.baselines import EasyBackfilling, make_policy, preset_predictor
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.predict.runtime import Corrected, Predictor
-from hpcgym.sim.engine import Schedule, Simulator
-from hpcgym.sim.prediction_metrics import (
+from hpcgym.predict import Corrected, Predictor
+from hpcgym.sim import (
+    Schedule,
+    Simulator,
     accuracy,
     corrections_per_job,
     job_accuracy,
     predictability,
     prediction_metrics,
 )
-from hpcgym.workloads.swf import Workload, load_default
+from hpcgym.workloads import Workload, load_default
 
 
 def workload(jobs: Sequence[Sequence[float]], procs: int) -> Workload:

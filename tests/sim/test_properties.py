@@ -15,21 +15,21 @@ from hypothesis import strategies as st
 
 from hpcgym.baselines import (
     FCFS,
+    ConstraintProgramming,
     EasyBackfilling,
     ListScheduler,
     PriorityRuleBased,
     QueueOrder,
     Replay,
+    RLSchedulerOrder,
     make_policy,
     policy_specs,
     preset_predictor,
 )
-from hpcgym.baselines.cp import ConstraintProgramming
-from hpcgym.baselines.rlscheduler import RLSchedulerOrder
 from hpcgym.common.extras import is_available
-from hpcgym.predict.runtime import Oracle
-from hpcgym.sim.engine import DispatcherBase, Schedule, Simulator
-from hpcgym.workloads.swf import Workload
+from hpcgym.predict import Oracle
+from hpcgym.sim import DispatcherBase, Schedule, Simulator
+from hpcgym.workloads import Workload
 
 POLICIES = sorted(policy_specs())
 PREDICTORS = ["walltime", "real", None]  # None: the preset's own

@@ -22,8 +22,7 @@ from hpcgym.studies.galleguillos2019 import (
     select_runs,
     write_outputs,
 )
-from hpcgym.workloads.jobtable import read_jobs
-from hpcgym.workloads.swf import Workload
+from hpcgym.workloads import Workload, read_jobs
 
 pytest.importorskip("ortools")
 
@@ -120,7 +119,7 @@ def test_same_runs_same_schedule(heavy: Workload, result: dict) -> None:
 
 
 def test_cli_on_an_swf_window(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from hpcgym.workloads.swf import default_trace_path
+    from hpcgym.workloads import default_trace_path
 
     argv = ["study", "galleguillos2019", "--trace", str(default_trace_path()), "--jobs", "80"]
     argv += ["--dispatchers", "hcp1,easy", "--predictions", "W", "--cp-delta", "0.02"]

@@ -10,8 +10,7 @@ import pytest
 
 from hpcgym.cli import main
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.predict.rangesets import PAPER_TABLES
-from hpcgym.predict.waitpred import TABLE_V, predict_waits
+from hpcgym.predict import PAPER_TABLES, TABLE_V, predict_waits
 from hpcgym.studies.hariharan import (
     FIGURES,
     QUICK_PROTOCOL,
@@ -23,7 +22,7 @@ from hpcgym.studies.hariharan import (
     run_hariharan,
     select_tables,
 )
-from hpcgym.workloads.swf import default_trace_path, load_default
+from hpcgym.workloads import default_trace_path, load_default
 
 QUICK = ["--quick", "--test-jobs", "150", "--no-progress"]
 
@@ -139,7 +138,7 @@ def test_quick_protocol_fits_the_bundled_slice() -> None:
 
 @pytest.mark.parametrize(("key", "mode"), [("VIII", "molding"), ("IX", "delay")])
 def test_tables_viii_and_ix_are_molds_run_beside_the_papers_row(written: Path, key: str, mode: str) -> None:
-    from hpcgym.baselines.molding import PAPER, MoldingConfig, run_managed
+    from hpcgym.baselines import PAPER, MoldingConfig, run_managed
 
     (row,) = json.loads((written / "hariharan.json").read_text())["tables"][key]["rows"]
     settings = Settings.make(quick=True, test_jobs=150)

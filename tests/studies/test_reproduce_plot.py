@@ -9,7 +9,7 @@ import pytest
 
 from hpcgym.cli import main
 from hpcgym.studies.tsafrir2007 import PAPER_LABELS, TSAFRIR2007_PAPER, render_tsafrir2007
-from hpcgym.workloads.swf import default_trace_path
+from hpcgym.workloads import default_trace_path
 
 pytest.importorskip("matplotlib")
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from hpcgym.baselines.run import run_policy
+from hpcgym.baselines import run_policy
 from hpcgym.studies.tsafrir2007 import TSAFRIR2007_PAPER, run_tsafrir2007
-from hpcgym.workloads.swf import read_swf
+from hpcgym.workloads import read_swf
 
 SDSC = ("SDSC-SP2-1998-4.2-cln.swf.gz", 128)
 CTC = ("CTC-SP2-1996-3.1-cln.swf.gz", 512)

@@ -17,8 +17,7 @@ from hpcgym.studies.galleguillos2017 import (
     run_galleguillos2017,
     write_outputs,
 )
-from hpcgym.workloads.jobtable import read_jobs
-from hpcgym.workloads.swf import Workload
+from hpcgym.workloads import Workload, read_jobs
 
 SAMPLE = Path(__file__).resolve().parents[2] / "hpcgym" / "workloads" / "data" / "eurora-sample.csv"
 

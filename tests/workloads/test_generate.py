@@ -15,11 +15,9 @@ from hypothesis import strategies as st
 
 from hpcgym.cli import main
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.machine.model import align_requests, make_machine
-from hpcgym.predict.offline import name_prefix, offline_predictions, prediction_mae_minutes
-from hpcgym.predict.runtime import ProfilePredictor
-from hpcgym.workloads.eurora import CLASS_NAMES, EuroraParams, eurora, job_class, shares
-from hpcgym.workloads.jobtable import read_jobs, write_jobs
+from hpcgym.machine import align_requests, make_machine
+from hpcgym.predict import ProfilePredictor, name_prefix, offline_predictions, prediction_mae_minutes
+from hpcgym.workloads import CLASS_NAMES, EuroraParams, eurora, job_class, read_jobs, shares, write_jobs
 
 try:
     import pyarrow  # noqa: F401
@@ -255,7 +253,7 @@ def test_names_share_prefixes_and_shift_with_numbers():
 
 
 def test_queues_form_under_easy_by_default():
-    from hpcgym.baselines.run import run_policy
+    from hpcgym.baselines import run_policy
 
     w = eurora(5000, seed=0)
     s = run_policy(w, "easy", None, progress=False).schedule
@@ -267,7 +265,7 @@ def test_queues_form_under_easy_by_default():
 @pytest.mark.parametrize("policy", ["fcfs", "sjf-list", "ljf-list", "easy", "easy++"])
 @pytest.mark.parametrize("predictor", ["walltime", "profile", "real"])
 def test_every_job_runs_under_the_papers_dispatchers(policy, predictor):
-    from hpcgym.baselines.run import run_policy
+    from hpcgym.baselines import run_policy
 
     w = eurora(1500, seed=5).window(1200, 100).scale_load(1.5)
     s = run_policy(w, policy, predictor, progress=False).schedule

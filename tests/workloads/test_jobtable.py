@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hpcgym.baselines.run import run_policy
+from hpcgym.baselines import run_policy
 from hpcgym.cli import main
 from hpcgym.common.errors import (
     EmptyWorkloadError,
@@ -22,17 +22,21 @@ from hpcgym.common.errors import (
     TraceFormatError,
     UnknownNameError,
 )
-from hpcgym.machine.model import Machine, make_machine
-from hpcgym.workloads.jobtable import (
+from hpcgym.machine import Machine, make_machine
+from hpcgym.workloads import (
     DROP_CHUNK,
     DROP_CHUNKS,
     DROP_NO_REQUEST,
+    DROP_NO_RESOURCE,
     DROP_QUEUE,
+    DROP_RUNTIME,
+    Workload,
+    load_default,
     read_jobs,
+    read_swf,
     to_swf_workload,
     write_jobs,
 )
-from hpcgym.workloads.swf import DROP_NO_RESOURCE, DROP_RUNTIME, Workload, load_default, read_swf
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "hpcgym" / "workloads" / "data" / "eurora-sample.csv"
@@ -364,7 +368,7 @@ def test_swf_to_csv_and_back_keeps_the_jobs_and_the_schedule(tmp_path):
 
 def test_convert_swf_csv_swf_and_simulate_gives_the_same_schedule(tmp_path, capsys):
     src = tmp_path / "small.swf"
-    from hpcgym.workloads.swf import write_swf
+    from hpcgym.workloads import write_swf
 
     write_swf(src, load_default().window(800))
     assert main(["convert", str(src), str(tmp_path / "a.csv")]) == 0

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from hpcgym.baselines.run import run_policy
+from hpcgym.baselines import run_policy
 from hpcgym.common.errors import EmptyWorkloadError, HpcGymError, TraceFormatError, TraceWarning
-from hpcgym.workloads.swf import SWF_FIELDS, USED_FIELDS, Workload, read_swf
+from hpcgym.workloads import SWF_FIELDS, USED_FIELDS, Workload, read_swf
 
 ID_FIELDS = (0, 11, 13, 14, 15)  # job, user, executable, queue, partition: whole numbers hpcgym uses
 UNUSED_FIELDS = tuple(i for i in range(18) if i not in USED_FIELDS)

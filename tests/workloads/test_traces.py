@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from hpcgym.common.errors import TraceWarning
-from hpcgym.workloads.swf import DROP_NO_SUBMIT, DROP_RUNTIME, DROP_SIZE, DROP_TOO_LARGE, read_swf
+from hpcgym.workloads import DROP_NO_SUBMIT, DROP_RUNTIME, DROP_SIZE, DROP_TOO_LARGE, read_swf
 
 # file: (job lines, machine size, where the size comes from)
 README = {

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError, TraceWarning
-from hpcgym.workloads.swf import (
+from hpcgym.workloads import (
     DROP_NO_SUBMIT,
     DROP_PARTITION,
     DROP_RUNTIME,
