@@ -29,6 +29,7 @@ demo: $(DEMO_STAMP)
 	$(PY) -m hpcgym demo
 
 test: $(FULL_STAMP)
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q -n 2 -m "not expensive"
 
 # Property and differential tests with 10x the examples on workloads of hundreds of jobs

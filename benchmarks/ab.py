@@ -81,7 +81,8 @@ def measure(trace: str, env_steps: int, seed: int) -> dict[str, Any]:
     """One round of every figure with whatever ``hpcgym`` is on the path (runs in the subprocess).
 
     Uses only the public API both sides share: ``read_swf``, ``make_policy``,
-    ``preset_predictor``, ``Simulator(...).run`` and ``gymnasium.make``.
+    ``preset_predictor``, ``Simulator(...).run`` and ``gymnasium.make``, imported from the
+    package faces that exist before and after the layered packages (issue 22).
     """
     import hashlib
     import re
@@ -90,9 +91,9 @@ def measure(trace: str, env_steps: int, seed: int) -> dict[str, Any]:
     import numpy as np
 
     import hpcgym
+    from hpcgym import read_swf
     from hpcgym.baselines import make_policy, preset_predictor
     from hpcgym.sim import Simulator
-    from hpcgym.workloads import read_swf
 
     figures: dict[str, dict[str, float]] = {}
     out: dict[str, Any] = {"hpcgym": str(Path(hpcgym.__file__).resolve().parent), "figures": figures}
