@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hpcgym.common.tomlyaml import read_toml_or_yaml
+from hpcgym.common.files import read_toml_or_yaml
 from hpcgym.machine.model import Machine
 from hpcgym.machine.presets import MACHINES, MachineSpec, machine_specs, make_machine, register_machine
 from hpcgym.machine.requests import (

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
-from hpcgym.common.tomlyaml import read_toml_or_yaml
+from hpcgym.common.files import read_toml_or_yaml
 from hpcgym.machine.allocator import POLICIES, Nodes, best_fit_weights
 
 

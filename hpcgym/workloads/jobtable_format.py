@@ -13,14 +13,12 @@ import csv
 import dataclasses
 import datetime as dt
 import difflib
-import gzip
 import io
 import json
 import math
 import numbers
 import os
 import re
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ import numpy as np
 
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError
 from hpcgym.common.extras import _pyarrow_parquet
+from hpcgym.common.files import read_text
 from hpcgym.machine import parse_select
 from hpcgym.workloads.workload import _EXACT
 
@@ -105,16 +104,6 @@ class _Table:
         return f"line {self.lines[row]}" if self.lines is not None else f"row {row + 1}"
 
 
-def _open_bytes(path: Path, name: str) -> bytes:
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as err:
-            raise TraceFormatError(name, None, f"not a readable gzip file ({err})") from err
-    return data
-
-
 def _header_names(path: str, names: Sequence[str], line: int | None) -> list[str]:
     """The column names, lower case; unknown and repeated names are errors."""
     out = [str(name).strip().lower() for name in names]
@@ -131,8 +120,7 @@ def _header_names(path: str, names: Sequence[str], line: int | None) -> list[str
 
 
 def _read_csv(path: Path, name: str) -> _Table:
-    text = io.TextIOWrapper(io.BytesIO(_open_bytes(path, name)), encoding="utf-8-sig", errors="replace")
-    lines = text.read().split("\n")
+    lines = read_text(path, name).split("\n")
     header: dict[str, str] = {}
     first = 0
     while first < len(lines) and (not lines[first].strip() or lines[first].lstrip().startswith("#")):

@@ -42,14 +42,14 @@ import math
 import numbers
 import os
 import warnings
-import zlib
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError, TraceWarning
+from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceWarning
+from hpcgym.common.files import read_text
 from hpcgym.workloads.swf_fields import _odd_values, _parse_job_lines, _validate_values
 from hpcgym.workloads.swf_header import (
     DEFAULT_ESTIMATE_KEY,
@@ -108,21 +108,6 @@ def _whole(item: object) -> int:
     if not math.isfinite(number) or number != math.floor(number) or abs(number) >= _EXACT:
         raise ValueError(item)
     return int(number)
-
-
-def _open_text(path: Path, name: str) -> str:
-    """The file's text, gunzipped if need be, with universal newlines (\r\n and \r become \n).
-
-    A UTF-8 byte-order mark at the start (some editors on Windows write one) is dropped.
-    """
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as err:
-            raise TraceFormatError(name, None, f"not a readable gzip file ({err})") from err
-    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace") as fh:
-        return fh.read()
 
 
 def trace_name(path: str | os.PathLike[str]) -> str:
@@ -185,7 +170,7 @@ def read_swf(
     p = Path(path)
     spath = str(path)
     name = trace_name(p)
-    text = _open_text(p, spath)
+    text = read_text(p, spath)
     entries = _header_entries(text)
     header = {key: value for key, (_, value) in entries.items()}
 

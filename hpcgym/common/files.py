@@ -1,11 +1,33 @@
-"""Reading TOML files, and YAML files with PyYAML: machine descriptions, sweep specs."""
+"""Reading input files: text, gunzipped if need be (traces, job tables); TOML, or YAML with
+PyYAML (machine descriptions, sweep specs)."""
 
 from __future__ import annotations
 
+import gzip
+import io
+import zlib
 from pathlib import Path
 from typing import Any
 
-from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.errors import InvalidConfigError, TraceFormatError
+
+
+def read_text(path: Path, name: str) -> str:
+    """The file's text, gunzipped if need be, with universal newlines (\r\n and \r become \n).
+
+    A UTF-8 byte-order mark at the start (some editors on Windows write one) is dropped.
+
+    Raises:
+        TraceFormatError: a gzip file that cannot be read; the message names ``name``.
+    """
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as err:
+            raise TraceFormatError(name, None, f"not a readable gzip file ({err})") from err
+    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace") as fh:
+        return fh.read()
 
 
 def read_toml_or_yaml(path: Path, what: str) -> Any:
