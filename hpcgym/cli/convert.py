@@ -16,7 +16,7 @@ HELP = "convert a workload between SWF and job tables (CSV, Parquet)"
 SWF_SUFFIXES = (".swf", ".swf.gz")
 """File types read and written as SWF, by suffix.
 
-Job tables: :data:`hpcgym.workloads.jobtable.TABLE_SUFFIXES`."""
+Job tables: :data:`hpcgym.workloads.TABLE_SUFFIXES`."""
 
 
 def configure(p: argparse.ArgumentParser) -> None:

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
 def _write_ranges(path: Path, ev: RuntimeEvaluation) -> None:
     table = ev.table()
     if str(path).endswith(".parquet"):
-        from hpcgym.workloads.jobtable import _pyarrow_parquet
+        from hpcgym.common.extras import _pyarrow_parquet
 
         pq = _pyarrow_parquet("--ranges-out .parquet")
         import pyarrow as pa

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from typing import Any
 
 from hpcgym.common.errors import InvalidConfigError, MissingExtraError
 
@@ -60,3 +61,18 @@ def require(extra: str, *modules: str, what: str) -> None:
             f"{what} needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
             f"not installed: pip install 'hpcgym[{extra}]'"
         )
+
+
+def _pyarrow_parquet(what: str) -> Any:
+    """``pyarrow.parquet``, imported; Parquet files need it (the ``parquet`` extra).
+
+    Raises:
+        MissingExtraError: pyarrow is not installed; the message names ``what`` needs it.
+    """
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise MissingExtraError(
+            f"{what} needs pyarrow, which is not installed: pip install 'hpcgym[parquet]'"
+        ) from None
+    return pq

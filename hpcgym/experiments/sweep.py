@@ -721,7 +721,7 @@ def write_parquet(
     """
     import pyarrow as pa
 
-    from hpcgym.workloads.jobtable import _pyarrow_parquet
+    from hpcgym.common.extras import _pyarrow_parquet
 
     pq = _pyarrow_parquet("--parquet")
     table = pa.table({c: [r.get(c) for r in rows] for c in columns})
@@ -1229,7 +1229,7 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
 def cli_outputs(args: argparse.Namespace, name: str) -> tuple[Path, Path, int]:
     """``(folder, results table, workers)`` of a sweep command; checks ``--parquet`` before any run."""
     if args.parquet:
-        from hpcgym.workloads.jobtable import _pyarrow_parquet
+        from hpcgym.common.extras import _pyarrow_parquet
 
         _pyarrow_parquet("--parquet")  # before any run, not after them
     out = args.out if args.out is not None else Path(f"sweep-{name}")

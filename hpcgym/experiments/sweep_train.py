@@ -815,7 +815,7 @@ def wants_training(args: argparse.Namespace) -> bool:
 
 def _toml_items(texts: Sequence[str], flag: str) -> dict[str, Any]:
     """``KEY=VALUE`` flags, each value read as TOML (``3e-4``, ``[64, 64]``, ``"bsld"``, ``true``)."""
-    from hpcgym.machine.model import _toml_module
+    from hpcgym.common.files import _toml_module
 
     toml = _toml_module()
     out: dict[str, Any] = {}

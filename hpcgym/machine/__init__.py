@@ -1,20 +1,16 @@
-"""The machine: nodes x resources, the allocator and the machine presets."""
+"""The machine: nodes x resources, what jobs ask of it, the allocator and the machine presets."""
 
 from __future__ import annotations
 
-from hpcgym.machine.model import (
-    MACHINES,
+from hpcgym.common.files import read_toml_or_yaml
+from hpcgym.machine.model import Machine
+from hpcgym.machine.presets import MACHINES, MachineSpec, machine_specs, make_machine, register_machine
+from hpcgym.machine.requests import (
     PBS_NAMES,
     RESOURCE_ALIASES,
     UNPLACEABLE_REASONS,
-    Machine,
-    MachineSpec,
     align_requests,
-    machine_specs,
-    make_machine,
     parse_select,
-    read_toml_or_yaml,
-    register_machine,
 )
 
 __all__ = [

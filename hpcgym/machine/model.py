@@ -1,23 +1,15 @@
-"""Machines: nodes x resource types, node groups and queues; and what jobs ask of them.
+"""Machines: nodes x resource types, node groups and queues.
 
 A :class:`Machine` is a capacity matrix (one row per node, one column per resource
 type, e.g. ``cores, gpus, mics, mem_gb``), named node groups, the site's queues with
 their maximum wall-time and expected wait, and whether jobs get whole nodes
 (``exclusive``). The machine of a Parallel Workloads Archive trace is the special case
 :meth:`Machine.processors`: one node of N processors, or N/k nodes of k processors that
-jobs use exclusively. Presets are data files (``hpcgym/machine/presets/*.toml``) listed by
-``hpcgym machines`` and built by :func:`make_machine`.
+jobs use exclusively. A machine is described by a TOML (or YAML) file
+(:meth:`Machine.from_file`); the presets (:mod:`hpcgym.machine.presets`) are such files.
+What jobs ask of a machine is in :mod:`hpcgym.machine.requests`; the allocator
+(:mod:`hpcgym.machine.allocator`) decides where their chunks go.
 
-A job asks for ``chunks`` x a per-chunk vector (PBS ``select``, see
-:func:`parse_select`); :func:`align_requests` puts the vector in the machine's resource
-order and says which jobs the machine can never run. The allocator
-(:mod:`hpcgym.machine.allocator`) decides where the chunks go.
-
->>> m = make_machine("eurora")
->>> m.n_nodes, m.resources, m.total.tolist()
-(64, ('cores', 'gpus', 'mics', 'mem_gb'), [1024, 64, 64, 1024])
->>> sorted(m.groups), m.queues["debug"]
-(['gpu', 'mic'], (1800.0, 3600.0))
 >>> Machine.processors(128, node_size=8).n_nodes
 16
 """
@@ -28,35 +20,16 @@ import dataclasses
 import functools
 import math
 import os
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources as _resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
-from hpcgym.common.registry import Registry
-from hpcgym.machine.allocator import POLICIES, Nodes, best_fit_weights, fits
-
-PBS_NAMES = {"ncpus": "cores", "ngpus": "gpus", "nmics": "mics", "mem": "mem_gb"}
-"""PBS resource names of a ``select`` statement and the machine resource each maps to."""
-
-RESOURCE_ALIASES = {"procs": "cores", "cores": "procs"}
-"""A request for a resource the machine lacks goes to this one instead, if it has it:
-SWF jobs ask for ``procs``, which a machine of ``cores`` provides (and back)."""
-
-_MEMORY_UNITS = {"b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
-
-UNPLACEABLE_REASONS = (
-    "",
-    "asks for a resource the machine lacks",
-    "a chunk larger than any node",
-    "more chunks than the machine can hold",
-)
-"""Why :func:`align_requests` finds a job impossible, by the code it returns (0: fine)."""
+from hpcgym.common.files import read_toml_or_yaml
+from hpcgym.machine.allocator import POLICIES, Nodes, best_fit_weights
 
 
 @dataclass(frozen=True, eq=False)
@@ -230,8 +203,8 @@ class Machine:
                 jobs, the model of the Parallel Workloads Archive. ``k``: N/k nodes of k
                 processors that jobs use exclusively: a job of p processors takes
                 ceil(p/k) whole nodes (its request is split into that many chunks when
-                it is aligned, see :func:`align_requests`), so up to k - 1 processors
-                per job are lost to fragmentation. N must be a multiple of k.
+                it is aligned, see :func:`~hpcgym.machine.align_requests`), so up to
+                k - 1 processors per job are lost to fragmentation. N must be a multiple of k.
             name: report name (default ``procs<N>`` or ``procs<N>-node<k>``).
 
         Raises:
@@ -385,44 +358,6 @@ class Machine:
         }
 
 
-def read_toml_or_yaml(path: Path, what: str) -> Any:
-    """The parsed contents of a TOML file, or of a YAML file (``.yaml``, ``.yml``) with PyYAML.
-
-    Raises:
-        InvalidConfigError: the file does not parse, or YAML without PyYAML; the message
-            names the file (and ``what`` it holds).
-        FileNotFoundError: the file does not exist.
-    """
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() in (".yaml", ".yml"):
-        try:
-            import yaml  # type: ignore[import-untyped]
-        except ImportError:
-            raise InvalidConfigError(
-                f"{path}: reading a YAML {what} needs PyYAML (pip install pyyaml); or write it as TOML"
-            ) from None
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            raise InvalidConfigError(f"{path}: not valid YAML: {err}") from err
-    toml = _toml_module()
-    try:
-        return toml.loads(text)
-    except toml.TOMLDecodeError as err:
-        raise InvalidConfigError(f"{path}: not valid TOML: {err}") from err
-
-
-def _toml_module() -> Any:
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[import-not-found, no-redef]
-        except ImportError:
-            raise InvalidConfigError("reading TOML needs Python 3.11 or the tomli package") from None
-    return tomllib
-
-
 def _hours(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds / 60:g} min"
@@ -453,207 +388,3 @@ def _unknown_keys(d: Mapping[str, Any], known: set[str], where: str) -> None:
             close = difflib.get_close_matches(str(key), sorted(known), n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(sorted(known))}"
             raise InvalidConfigError(f"{where}: unknown key {key!r}{hint}")
-
-
-# ---------------------------------------------------------------- presets
-MACHINES: Registry[Machine] = Registry("machine", usage="(or the path of a .toml file)")
-"""Machine presets by name: the files of ``hpcgym/machine/presets`` and any registered later."""
-
-
-@dataclass(frozen=True)
-class MachineSpec:
-    """A named machine preset.
-
-    Attributes:
-        name: the name :func:`make_machine` accepts (matched case-insensitively).
-        factory: builds the machine.
-        description: one line for ``hpcgym machines``.
-    """
-
-    name: str
-    factory: Callable[[], Machine]
-    description: str
-
-
-def register_machine(spec: MachineSpec, *, replace: bool = False) -> None:
-    """Make a preset available by name (in :data:`MACHINES`)."""
-    MACHINES.register(spec.name, spec.factory, description=spec.description, replace=replace)
-
-
-def machine_specs() -> dict[str, MachineSpec]:
-    """Every registered preset by name."""
-    return {name: MachineSpec(name, e.factory, e.description) for name, e in MACHINES.items()}
-
-
-def make_machine(spec: str | os.PathLike[str] | Machine) -> Machine:
-    """A machine by preset name (``hpcgym machines``), from a TOML/YAML file, or as given.
-
-    Raises:
-        UnknownNameError: neither a preset name nor an existing file.
-        FileNotFoundError: a ``.toml``/``.yaml`` path that does not exist.
-    """
-    if isinstance(spec, Machine):
-        return spec
-    key = os.fspath(spec)
-    if key in MACHINES:
-        return MACHINES.make(key)
-    p = Path(key)
-    if p.suffix.lower() in (".toml", ".yaml", ".yml") or p.exists():
-        if not p.exists():
-            raise FileNotFoundError(f"machine file {key!r} does not exist")
-        return Machine.from_file(p)
-    MACHINES.resolve(key)  # raises the unknown-name error, with the presets and a hint
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _preset_description(path: Path) -> str:
-    """The ``description = "..."`` line of a preset file, read without a TOML parser."""
-    for line in path.read_text(encoding="utf-8").splitlines():
-        m = re.match(r'\s*description\s*=\s*"(.*)"\s*$', line)
-        if m:
-            return m.group(1)
-    return path.stem
-
-
-def _data_machines() -> None:
-    """Register the presets of ``hpcgym/machine/presets`` (parsed when first built)."""
-    folder = _resources.files("hpcgym.machine").joinpath("presets")
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml"):
-            path = Path(str(entry))
-            factory = functools.partial(Machine.from_file, path)
-            register_machine(MachineSpec(path.stem.lower(), factory, _preset_description(path)))
-
-
-_data_machines()
-
-
-# --------------------------------------------------------------- requests
-def parse_select(text: str) -> tuple[int, dict[str, int]]:
-    """A PBS ``select`` statement as ``(chunks, {resource: amount per chunk})``.
-
-    ``"2:ncpus=8:ngpus=2:mem=8gb"`` asks for 2 chunks of 8 cores, 2 GPUs and 8 GB each.
-    The chunk count is optional (default 1) and a leading ``select=`` is allowed. PBS
-    names map to machine resources by :data:`PBS_NAMES` (``ncpus`` -> ``cores``,
-    ``ngpus`` -> ``gpus``, ``nmics`` -> ``mics``, ``mem`` -> ``mem_gb``); other names
-    are kept as written. Memory takes the PBS units ``b, kb, mb, gb, tb`` (powers of
-    1024; no unit means bytes) and is rounded *up* to whole GB (a job asking for 1 MB
-    holds 1 GB), since the machine counts memory in GB.
-
-    Raises:
-        InvalidConfigError: not of that form, naming the part that is wrong.
-
-    >>> parse_select("2:ncpus=8:ngpus=2:mem=8gb")
-    (2, {'cores': 8, 'gpus': 2, 'mem_gb': 8})
-    >>> parse_select("select=ncpus=1:mem=1500mb")
-    (1, {'cores': 1, 'mem_gb': 2})
-    """
-    s = str(text).strip()
-    if s.lower().startswith("select="):
-        s = s[len("select=") :]
-    if "+" in s:
-        raise InvalidConfigError(
-            f"select {text!r}: chunks of different shapes ('+') are not supported; one shape per job"
-        )
-    parts = [p.strip() for p in s.split(":")]
-    if not s or not all(parts):
-        raise InvalidConfigError(f"select {text!r}: expected [chunks:]name=value[:name=value...]")
-    chunks = 1
-    if "=" not in parts[0]:
-        if not parts[0].isdigit() or int(parts[0]) <= 0:
-            raise InvalidConfigError(
-                f"select {text!r}: the chunk count {parts[0]!r} is not a positive integer"
-            )
-        chunks = int(parts[0])
-        parts = parts[1:]
-    if not parts:
-        raise InvalidConfigError(f"select {text!r}: no resources requested")
-    amounts: dict[str, int] = {}
-    for part in parts:
-        name, sep, value = part.partition("=")
-        name = name.strip().lower()
-        value = value.strip().lower()
-        if not sep or not name or not value:
-            raise InvalidConfigError(f"select {text!r}: {part!r} is not name=value")
-        resource = PBS_NAMES.get(name, name)
-        if name == "mem":
-            amount = _memory_gb(value, text)
-        elif value.isdigit():
-            amount = int(value)
-        else:
-            raise InvalidConfigError(f"select {text!r}: {name}={value!r} is not a non-negative integer")
-        if resource in amounts:
-            raise InvalidConfigError(f"select {text!r}: {name} is given twice")
-        amounts[resource] = amount
-    return chunks, amounts
-
-
-def _memory_gb(value: str, text: str) -> int:
-    m = re.fullmatch(r"(\d+)\s*([kmgt]?b)?", value)
-    if not m:
-        raise InvalidConfigError(
-            f"select {text!r}: mem={value!r} is not a size (a whole number with unit b, kb, mb, gb or tb)"
-        )
-    size = int(m.group(1)) * _MEMORY_UNITS[m.group(2) or "b"]
-    return -(-size // 1024**3)
-
-
-def align_requests(
-    machine: Machine, resources: Sequence[str], chunks: np.ndarray, per_chunk: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Requests in the machine's resource order, and which of them the machine can never run.
-
-    Workload resources are matched to the machine's by name (:data:`RESOURCE_ALIASES`
-    for ``procs``/``cores``); an amount of 0 of a resource the machine lacks is ignored.
-    On an exclusive machine a chunk larger than every node is split into whole-node
-    chunks: ``s = max_r ceil(v[r] / largest[r])`` chunks of ``ceil(v / s)`` each, so an
-    SWF job of p processors on nodes of k takes ceil(p/k) nodes.
-
-    Args:
-        machine: the machine.
-        resources: names of the columns of ``per_chunk``.
-        chunks: ``(n,)`` chunks per job.
-        per_chunk: ``(n, len(resources))`` amount per chunk.
-
-    Returns:
-        ``(chunks, per_chunk, reason)``: the aligned ``(n,)`` and ``(n, R)`` int64
-        requests, and per job 0 if the empty machine can hold it, else the index of the
-        reason in :data:`UNPLACEABLE_REASONS`.
-    """
-    chunks = np.asarray(chunks, dtype=np.int64).reshape(-1)
-    per_chunk = np.asarray(per_chunk, dtype=np.int64).reshape(len(chunks), len(resources))
-    n = len(chunks)
-    out = np.zeros((n, machine.n_resources), dtype=np.int64)
-    reason = np.zeros(n, dtype=np.int64)
-    for c, name in enumerate(resources):
-        target = name if name in machine.resources else RESOURCE_ALIASES.get(name)
-        if target is None or target not in machine.resources:
-            reason[(per_chunk[:, c] > 0) & (reason == 0)] = 1
-            continue
-        out[:, machine.resources.index(target)] += per_chunk[:, c]
-    chunks = chunks.copy()
-    if machine.exclusive and n:
-        largest = machine.capacity.max(axis=0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            need = np.where(out > 0, -(-out // np.maximum(largest, 1)), 0)
-        need[:, largest == 0] = np.where(out[:, largest == 0] > 0, 1, 0)
-        pieces = np.maximum(need.max(axis=1), 1)
-        split = pieces > 1
-        if split.any():
-            out[split] = -(-out[split] // pieces[split, None])
-            chunks[split] *= pieces[split]
-    # a check per distinct request shape on the empty machine (exact: see allocator.fits)
-    ok = reason == 0
-    if ok.any():
-        shapes, inverse = np.unique(np.column_stack([chunks[ok], out[ok]]), axis=0, return_inverse=True)
-        nodes = tuple(machine.nodes)
-        cap = np.ascontiguousarray(machine.capacity)
-        code = np.zeros(len(shapes), dtype=np.int64)
-        for s, row in enumerate(shapes):
-            v = np.ascontiguousarray(row[1:])
-            if not fits(nodes, cap, 1, v):
-                code[s] = 2
-            elif not fits(nodes, cap, int(row[0]), v):
-                code[s] = 3
-        reason[ok] = code[inverse.reshape(-1)]
-    return chunks, out, reason

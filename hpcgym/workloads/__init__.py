@@ -4,48 +4,52 @@ from __future__ import annotations
 
 from hpcgym.workloads.fit import describe_unplaceable, fit_workload
 from hpcgym.workloads.jobtable import (
-    COLUMNS,
     DROP_CHUNK,
     DROP_CHUNKS,
     DROP_NO_REQUEST,
     DROP_QUEUE,
+    read_jobs,
+)
+from hpcgym.workloads.jobtable_format import (
+    COLUMNS,
     NAME_COLUMNS,
     REQUEST_COLUMNS,
     TABLE_SUFFIXES,
     is_job_table,
-    read_jobs,
-    to_swf_workload,
-    write_jobs,
 )
+from hpcgym.workloads.jobtable_write import to_swf_workload, write_jobs
 from hpcgym.workloads.logged import log_overcommit, logged_start
 from hpcgym.workloads.swf import (
-    DEFAULT_ESTIMATE_KEY,
     DEFAULT_TRACE,
-    DROP_NO_RESOURCE,
     DROP_NO_SUBMIT,
     DROP_PARTITION,
-    DROP_RUNTIME,
     DROP_SIZE,
-    DROP_TOO_LARGE,
     DROP_ZERO_RUNTIME,
-    KNOWN_MACHINES,
-    MACHINE_SOURCE_KEY,
-    MAX_PROCS,
     READINGS,
-    SWF_FIELDS,
-    USED_FIELDS,
-    LoadReport,
-    Workload,
     check_partitions,
-    check_procs,
     default_trace_path,
-    known_machine,
     load_default,
-    parse_header,
     read_swf,
-    real_number,
     trace_name,
     write_swf,
+)
+from hpcgym.workloads.swf_fields import SWF_FIELDS, USED_FIELDS
+from hpcgym.workloads.swf_header import (
+    DEFAULT_ESTIMATE_KEY,
+    KNOWN_MACHINES,
+    MACHINE_SOURCE_KEY,
+    known_machine,
+    parse_header,
+)
+from hpcgym.workloads.workload import (
+    DROP_NO_RESOURCE,
+    DROP_RUNTIME,
+    DROP_TOO_LARGE,
+    MAX_PROCS,
+    LoadReport,
+    Workload,
+    check_procs,
+    real_number,
 )
 
 __all__ = [

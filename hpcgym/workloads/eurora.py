@@ -54,7 +54,7 @@ import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.machine import Machine, make_machine
-from hpcgym.workloads.swf import LoadReport, Workload
+from hpcgym.workloads.workload import LoadReport, Workload
 
 RESOURCES = ("cores", "gpus", "mics", "mem_gb")
 """The per-chunk columns of a generated workload (those of a job table)."""
@@ -418,8 +418,8 @@ def eurora(
 ) -> Workload:
     """``n_jobs`` synthetic Eurora jobs, a workload for the Eurora machine preset.
 
-    The jobs are what :func:`hpcgym.workloads.jobtable.read_jobs` gives for the job table
-    :func:`hpcgym.workloads.jobtable.write_jobs` writes of them (names coded in order of first
+    The jobs are what :func:`hpcgym.workloads.read_jobs` gives for the job table
+    :func:`hpcgym.workloads.write_jobs` writes of them (names coded in order of first
     appearance, every wall-time given, the machine attached): generating and writing,
     then reading the file back, gives the same jobs.
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from hpcgym.machine import RESOURCE_ALIASES, Machine, align_requests, make_machine
-from hpcgym.workloads.swf import DROP_NO_RESOURCE, DROP_TOO_LARGE, Workload
+from hpcgym.workloads.workload import DROP_NO_RESOURCE, DROP_TOO_LARGE, Workload
 
 
 def describe_unplaceable(machine: Machine, workload: Workload, job: int, reason: int) -> str:

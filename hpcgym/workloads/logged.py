@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hpcgym.workloads.swf import Workload
+from hpcgym.workloads.workload import Workload
 
 
 def logged_start(workload: Workload) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,68 @@
+"""Reading input files: text, gunzipped if need be (traces, job tables); TOML, or YAML with
+PyYAML (machine descriptions, sweep specs)."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zlib
+from pathlib import Path
+from typing import Any
+
+from hpcgym.common.errors import InvalidConfigError, TraceFormatError
+
+
+def read_text(path: Path, name: str) -> str:
+    """The file's text, gunzipped if need be, with universal newlines (\r\n and \r become \n).
+
+    A UTF-8 byte-order mark at the start (some editors on Windows write one) is dropped.
+
+    Raises:
+        TraceFormatError: a gzip file that cannot be read; the message names ``name``.
+    """
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as err:
+            raise TraceFormatError(name, None, f"not a readable gzip file ({err})") from err
+    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace") as fh:
+        return fh.read()
+
+
+def read_toml_or_yaml(path: Path, what: str) -> Any:
+    """The parsed contents of a TOML file, or of a YAML file (``.yaml``, ``.yml``) with PyYAML.
+
+    Raises:
+        InvalidConfigError: the file does not parse, or YAML without PyYAML; the message
+            names the file (and ``what`` it holds).
+        FileNotFoundError: the file does not exist.
+    """
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            import yaml  # type: ignore[import-untyped]
+        except ImportError:
+            raise InvalidConfigError(
+                f"{path}: reading a YAML {what} needs PyYAML (pip install pyyaml); or write it as TOML"
+            ) from None
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            raise InvalidConfigError(f"{path}: not valid YAML: {err}") from err
+    toml = _toml_module()
+    try:
+        return toml.loads(text)
+    except toml.TOMLDecodeError as err:
+        raise InvalidConfigError(f"{path}: not valid TOML: {err}") from err
+
+
+def _toml_module() -> Any:
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[import-not-found, no-redef]
+        except ImportError:
+            raise InvalidConfigError("reading TOML needs Python 3.11 or the tomli package") from None
+    return tomllib

@@ -1,0 +1,164 @@
+"""What jobs ask of a machine: PBS ``select`` statements, and requests aligned to a machine.
+
+A job asks for ``chunks`` x a per-chunk vector (PBS ``select``, see :func:`parse_select`);
+:func:`align_requests` puts the vector in the machine's resource order and says which
+jobs the machine can never run (:data:`UNPLACEABLE_REASONS`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from hpcgym.common.errors import InvalidConfigError
+from hpcgym.machine.allocator import fits
+from hpcgym.machine.model import Machine
+
+PBS_NAMES = {"ncpus": "cores", "ngpus": "gpus", "nmics": "mics", "mem": "mem_gb"}
+"""PBS resource names of a ``select`` statement and the machine resource each maps to."""
+
+RESOURCE_ALIASES = {"procs": "cores", "cores": "procs"}
+"""A request for a resource the machine lacks goes to this one instead, if it has it:
+SWF jobs ask for ``procs``, which a machine of ``cores`` provides (and back)."""
+
+_MEMORY_UNITS = {"b": 1, "kb": 1024, "mb": 1024**2, "gb": 1024**3, "tb": 1024**4}
+
+UNPLACEABLE_REASONS = (
+    "",
+    "asks for a resource the machine lacks",
+    "a chunk larger than any node",
+    "more chunks than the machine can hold",
+)
+"""Why :func:`align_requests` finds a job impossible, by the code it returns (0: fine)."""
+
+
+def parse_select(text: str) -> tuple[int, dict[str, int]]:
+    """A PBS ``select`` statement as ``(chunks, {resource: amount per chunk})``.
+
+    ``"2:ncpus=8:ngpus=2:mem=8gb"`` asks for 2 chunks of 8 cores, 2 GPUs and 8 GB each.
+    The chunk count is optional (default 1) and a leading ``select=`` is allowed. PBS
+    names map to machine resources by :data:`PBS_NAMES` (``ncpus`` -> ``cores``,
+    ``ngpus`` -> ``gpus``, ``nmics`` -> ``mics``, ``mem`` -> ``mem_gb``); other names
+    are kept as written. Memory takes the PBS units ``b, kb, mb, gb, tb`` (powers of
+    1024; no unit means bytes) and is rounded *up* to whole GB (a job asking for 1 MB
+    holds 1 GB), since the machine counts memory in GB.
+
+    Raises:
+        InvalidConfigError: not of that form, naming the part that is wrong.
+
+    >>> parse_select("2:ncpus=8:ngpus=2:mem=8gb")
+    (2, {'cores': 8, 'gpus': 2, 'mem_gb': 8})
+    >>> parse_select("select=ncpus=1:mem=1500mb")
+    (1, {'cores': 1, 'mem_gb': 2})
+    """
+    s = str(text).strip()
+    if s.lower().startswith("select="):
+        s = s[len("select=") :]
+    if "+" in s:
+        raise InvalidConfigError(
+            f"select {text!r}: chunks of different shapes ('+') are not supported; one shape per job"
+        )
+    parts = [p.strip() for p in s.split(":")]
+    if not s or not all(parts):
+        raise InvalidConfigError(f"select {text!r}: expected [chunks:]name=value[:name=value...]")
+    chunks = 1
+    if "=" not in parts[0]:
+        if not parts[0].isdigit() or int(parts[0]) <= 0:
+            raise InvalidConfigError(
+                f"select {text!r}: the chunk count {parts[0]!r} is not a positive integer"
+            )
+        chunks = int(parts[0])
+        parts = parts[1:]
+    if not parts:
+        raise InvalidConfigError(f"select {text!r}: no resources requested")
+    amounts: dict[str, int] = {}
+    for part in parts:
+        name, sep, value = part.partition("=")
+        name = name.strip().lower()
+        value = value.strip().lower()
+        if not sep or not name or not value:
+            raise InvalidConfigError(f"select {text!r}: {part!r} is not name=value")
+        resource = PBS_NAMES.get(name, name)
+        if name == "mem":
+            amount = _memory_gb(value, text)
+        elif value.isdigit():
+            amount = int(value)
+        else:
+            raise InvalidConfigError(f"select {text!r}: {name}={value!r} is not a non-negative integer")
+        if resource in amounts:
+            raise InvalidConfigError(f"select {text!r}: {name} is given twice")
+        amounts[resource] = amount
+    return chunks, amounts
+
+
+def _memory_gb(value: str, text: str) -> int:
+    m = re.fullmatch(r"(\d+)\s*([kmgt]?b)?", value)
+    if not m:
+        raise InvalidConfigError(
+            f"select {text!r}: mem={value!r} is not a size (a whole number with unit b, kb, mb, gb or tb)"
+        )
+    size = int(m.group(1)) * _MEMORY_UNITS[m.group(2) or "b"]
+    return -(-size // 1024**3)
+
+
+def align_requests(
+    machine: Machine, resources: Sequence[str], chunks: np.ndarray, per_chunk: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Requests in the machine's resource order, and which of them the machine can never run.
+
+    Workload resources are matched to the machine's by name (:data:`RESOURCE_ALIASES`
+    for ``procs``/``cores``); an amount of 0 of a resource the machine lacks is ignored.
+    On an exclusive machine a chunk larger than every node is split into whole-node
+    chunks: ``s = max_r ceil(v[r] / largest[r])`` chunks of ``ceil(v / s)`` each, so an
+    SWF job of p processors on nodes of k takes ceil(p/k) nodes.
+
+    Args:
+        machine: the machine.
+        resources: names of the columns of ``per_chunk``.
+        chunks: ``(n,)`` chunks per job.
+        per_chunk: ``(n, len(resources))`` amount per chunk.
+
+    Returns:
+        ``(chunks, per_chunk, reason)``: the aligned ``(n,)`` and ``(n, R)`` int64
+        requests, and per job 0 if the empty machine can hold it, else the index of the
+        reason in :data:`UNPLACEABLE_REASONS`.
+    """
+    chunks = np.asarray(chunks, dtype=np.int64).reshape(-1)
+    per_chunk = np.asarray(per_chunk, dtype=np.int64).reshape(len(chunks), len(resources))
+    n = len(chunks)
+    out = np.zeros((n, machine.n_resources), dtype=np.int64)
+    reason = np.zeros(n, dtype=np.int64)
+    for c, name in enumerate(resources):
+        target = name if name in machine.resources else RESOURCE_ALIASES.get(name)
+        if target is None or target not in machine.resources:
+            reason[(per_chunk[:, c] > 0) & (reason == 0)] = 1
+            continue
+        out[:, machine.resources.index(target)] += per_chunk[:, c]
+    chunks = chunks.copy()
+    if machine.exclusive and n:
+        largest = machine.capacity.max(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            need = np.where(out > 0, -(-out // np.maximum(largest, 1)), 0)
+        need[:, largest == 0] = np.where(out[:, largest == 0] > 0, 1, 0)
+        pieces = np.maximum(need.max(axis=1), 1)
+        split = pieces > 1
+        if split.any():
+            out[split] = -(-out[split] // pieces[split, None])
+            chunks[split] *= pieces[split]
+    # a check per distinct request shape on the empty machine (exact: see allocator.fits)
+    ok = reason == 0
+    if ok.any():
+        shapes, inverse = np.unique(np.column_stack([chunks[ok], out[ok]]), axis=0, return_inverse=True)
+        nodes = tuple(machine.nodes)
+        cap = np.ascontiguousarray(machine.capacity)
+        code = np.zeros(len(shapes), dtype=np.int64)
+        for s, row in enumerate(shapes):
+            v = np.ascontiguousarray(row[1:])
+            if not fits(nodes, cap, 1, v):
+                code[s] = 2
+            elif not fits(nodes, cap, int(row[0]), v):
+                code[s] = 3
+        reason[ok] = code[inverse.reshape(-1)]
+    return chunks, out, reason
