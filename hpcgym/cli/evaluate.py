@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     for p in (x.strip() for x in names.split(",")):
         if p:
             policies[resolve_policy_name(p)] = p
-    for name, path in model_names(args.model).items():
+    for name, path in _model_names(args.model).items():
         if name in policies:
             raise InvalidConfigError(f"--model {path}: its name {name!r} is also a policy of --policies")
         policies[name] = path
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def model_names(paths: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
+def _model_names(paths: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
     """The table names of ``--model`` files: each file's stem, or ``folder/stem`` where stems repeat.
 
     ``runs/a/best_model.zip`` and ``runs/b/best_model.zip`` are ``a/best_model`` and

@@ -177,6 +177,17 @@ def _outputs(args: argparse.Namespace, name: str) -> tuple[Path, Path, int]:
     return out, out / "results.csv", args.processes or os.cpu_count() or 1
 
 
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The backend, its workers, ``--max-runs`` and the progress bar, as a sweep's keyword arguments."""
+    return {
+        "backend": args.backend,
+        "address": args.address,
+        "processes": args.processes,
+        "max_runs": args.max_runs,
+        "progress": False if args.no_progress else None,
+    }
+
+
 def _interrupted(table: Path, unit: str) -> int:
     """Ctrl-C in a sweep: say where the finished ``unit`` are and how to resume; exit code 130."""
     print(
@@ -227,15 +238,7 @@ def run(args: argparse.Namespace) -> int:
             )
         return 0
     try:
-        result = run_sweep(
-            spec,
-            table,
-            backend=args.backend,
-            address=args.address,
-            processes=args.processes,
-            max_runs=args.max_runs,
-            progress=False if args.no_progress else None,
-        )
+        result = run_sweep(spec, table, **_run_options(args))
     except KeyboardInterrupt:
         return _interrupted(table, "runs")
     written = [table, *write_figures(spec, result.rows, out)]
@@ -409,15 +412,7 @@ def _run_training(args: argparse.Namespace) -> int:
             )
         return 0
     try:
-        result = run_train_sweep(
-            spec,
-            out,
-            backend=args.backend,
-            address=args.address,
-            processes=args.processes,
-            max_runs=args.max_runs,
-            progress=False if args.no_progress else None,
-        )
+        result = run_train_sweep(spec, out, **_run_options(args))
     except KeyboardInterrupt:
         return _interrupted(table, "trials")
     written = [table]
