@@ -9,7 +9,8 @@ test windows. Two are registered (:data:`PROTOCOLS`):
 ``held-out`` (the default of ``hpcgym evaluate``)
     the trace split by time into train / validation / test (70 / 15 / 15 % of the
     jobs); as many non-overlapping 1,024-job windows as the test split holds, evenly
-    spaced; training windows of 256 jobs from the train split. A held-out evaluation.
+    spaced (:func:`evaluation_offsets`); training windows of 256 jobs from the train split.
+    A held-out evaluation.
 
 ``rlscheduler``
     RLScheduler's protocol (Zhang et al., SC'20; the authors' ``compare-make-table.py``
@@ -108,6 +109,32 @@ def rlscheduler_offsets(seed: int, count: int, window_jobs: int, range_jobs: int
     return [int(rng.randint(window_jobs, range_jobs - window_jobs - 1)) for _ in range(count)]
 
 
+def evaluation_offsets(
+    n_jobs: int,
+    window_jobs: int,
+    windows: int | None = None,
+    split: str = "test",
+    split_fractions: tuple[float, float, float] = (0.7, 0.15, 0.15),
+) -> tuple[tuple[int, int], list[int]]:
+    """The split's job range and the first job of each evaluation window (the ``held-out`` protocol's).
+
+    ``windows=None`` takes as many non-overlapping windows as the split holds.
+
+    Raises:
+        InvalidConfigError: the window does not fit the split, or ``windows`` < 1.
+    """
+    job_range = episodes.split_range(n_jobs, split, split_fractions)
+    lo, hi = job_range
+    if windows is None:
+        if window_jobs > hi - lo:
+            raise InvalidConfigError(
+                f"window_jobs: {window_jobs} jobs do not fit the {split!r} split [{lo}, {hi}) of "
+                f"{hi - lo} jobs; give --window-jobs {hi - lo} or less"
+            )
+        windows = (hi - lo) // window_jobs
+    return job_range, episodes.evaluation_windows(job_range, window_jobs, windows)
+
+
 @dataclass(frozen=True)
 class Protocol:
     """How a study draws its training and test episodes from a trace.
@@ -199,8 +226,6 @@ class Protocol:
         wj = self.test_window_jobs if window_jobs is None else int(window_jobs)
         count = self.test_windows if windows is None else int(windows)
         if self.range_jobs is None:
-            from hpcgym.experiments.evaluate import evaluation_offsets
-
             return evaluation_offsets(n_jobs, wj, count, "test", self.split_fractions)
         stop = self._range(n_jobs)
         if self.window_draw == "rlscheduler":
@@ -394,6 +419,7 @@ __all__ = [
     "RLSCHEDULER_RULES",
     "WINDOW_DRAWS",
     "Protocol",
+    "evaluation_offsets",
     "legacy_gym_random_state",
     "make_protocol",
     "published_comparison",

@@ -15,7 +15,8 @@ from hpcgym.baselines import make_policy
 from hpcgym.cli import main as cli_main
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.env import split_range
-from hpcgym.experiments.evaluate import evaluate, evaluation_offsets
+from hpcgym.experiments.evaluate import evaluate
+from hpcgym.experiments.protocols import evaluation_offsets
 from hpcgym.workloads import Workload, load_default
 
 FRACTIONS = (0.7, 0.15, 0.15)

@@ -14,11 +14,12 @@ from hypothesis import strategies as st
 from hpcgym.baselines import make_policy, rlscheduler_score
 from hpcgym.cli import main as cli_main
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
-from hpcgym.experiments.evaluate import evaluate, evaluation_offsets
+from hpcgym.experiments.evaluate import evaluate
 from hpcgym.experiments.protocols import (
     PROTOCOLS,
     RLSCHEDULER_PUBLISHED,
     Protocol,
+    evaluation_offsets,
     legacy_gym_random_state,
     make_protocol,
     published_comparison,

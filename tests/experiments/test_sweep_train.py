@@ -22,7 +22,8 @@ pytest.importorskip("sb3_contrib", reason="the rl extra is not installed (pip in
 from hpcgym.cli import main
 from hpcgym.common.errors import InvalidConfigError, MissingExtraError, UnknownNameError
 from hpcgym.experiments.sweep import preset_path
-from hpcgym.experiments.sweep_train import TIMING_COLUMNS, TrainSweepSpec, columns, run_train_sweep
+from hpcgym.experiments.sweep.train_runs import run_train_sweep
+from hpcgym.experiments.sweep.train_spec import TIMING_COLUMNS, TrainSweepSpec, columns
 
 TRAIN = {
     "algorithm": "maskable-ppo",
@@ -291,7 +292,7 @@ def test_without_ray_the_ray_backend_names_the_extra(
 def test_a_relative_trace_leaves_for_workers_absolute_with_the_same_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hpcgym.experiments.sweep_train import _absolute_paths
+    from hpcgym.experiments.sweep.train_runs import _absolute_paths
     from hpcgym.workloads import default_trace_path
 
     monkeypatch.chdir(tmp_path)
