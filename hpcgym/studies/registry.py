@@ -22,7 +22,7 @@ class Study:
     Attributes:
         name: the CLI name.
         title: the paper.
-        run: ``run(workload, *, dispatchers, predictions, cp_delta, processes, progress,
+        run: ``run(workload, dispatchers, predictions, *, cp_delta, processes, progress,
             seed) -> result``; ``dispatchers`` and ``predictions`` None: the study's own.
         render: the result as text: table, findings, notes.
         write: ``write(result, folder, plots=...)`` writes its JSON, CSV and figures and
@@ -38,46 +38,25 @@ class Study:
 
 def _run_galleguillos2017(
     workload: Workload,
-    *,
     dispatchers: Sequence[str] | None,
     predictions: Sequence[str] | None,
-    cp_delta: float | None,
-    processes: int | None,
-    progress: Callable[[str], None] | None,
-    seed: int,
+    **options: Any,
 ) -> dict[str, Any]:
     """001's study with every prediction, W, D and R (choosing ``predictions`` is 002's)."""
     del predictions
-    return galleguillos2017.run_galleguillos2017(
-        workload,
-        dispatchers=dispatchers,
-        processes=processes,
-        progress=progress,
-        seed=seed,
-        cp_delta=cp_delta,
-    )
+    return galleguillos2017.run_galleguillos2017(workload, dispatchers=dispatchers, **options)
 
 
 def _run_galleguillos2019(
     workload: Workload,
-    *,
     dispatchers: Sequence[str] | None,
     predictions: Sequence[str] | None,
-    cp_delta: float | None,
-    processes: int | None,
-    progress: Callable[[str], None] | None,
-    seed: int,
+    **options: Any,
 ) -> dict[str, Any]:
     """002's study: the runs of :data:`~hpcgym.studies.galleguillos2019.RUNS` with ``dispatchers``
     and ``predictions`` (see :func:`~hpcgym.studies.galleguillos2019.select_runs`)."""
-    return galleguillos2019.run_galleguillos2019(
-        workload,
-        runs=galleguillos2019.select_runs(dispatchers, predictions),
-        cp_delta=cp_delta,
-        processes=processes,
-        progress=progress,
-        seed=seed,
-    )
+    runs = galleguillos2019.select_runs(dispatchers, predictions)
+    return galleguillos2019.run_galleguillos2019(workload, runs=runs, **options)
 
 
 STUDIES: dict[str, Study] = {
