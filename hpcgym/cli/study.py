@@ -1,13 +1,128 @@
 """``hpcgym study``: see HELP.
 
-TRANSITIONAL: the parser and handler still live in :mod:`hpcgym.studies.galleguillos2017`; they move here.
+Reads the workload the arguments name (synthetic Eurora jobs, a job table or an SWF
+window), runs the study of :data:`hpcgym.studies.registry.STUDIES` on it, writes its
+files and prints its table or JSON.
 """
 
 from __future__ import annotations
 
-from hpcgym.studies.galleguillos2017 import _configure as configure
-from hpcgym.studies.galleguillos2017 import _study as run
+import argparse
+import sys
+from pathlib import Path
+
+from hpcgym.common.errors import InvalidConfigError, UnknownNameError
+from hpcgym.common.report import to_json
+from hpcgym.studies.eurora_runs import CP_DELTA, public
+from hpcgym.studies.galleguillos2017 import CP_DISPATCHERS, DISPATCHERS
+from hpcgym.studies.registry import STUDIES
+from hpcgym.workloads import Workload, eurora, fit_workload, read_jobs, read_swf
 
 HELP = "run a paper's study end to end: runs, figures, table, findings (galleguillos2017, galleguillos2019)"
 
-__all__ = ["HELP", "configure", "run"]
+
+def configure(p: argparse.ArgumentParser) -> None:
+    p.add_argument("study", help=f"which study: {', '.join(STUDIES)}")
+    p.add_argument("--jobs", type=int, default=100_000, help="synthetic Eurora jobs (default 100,000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the generator and the bootstrap (default 0)")
+    p.add_argument(
+        "--load",
+        type=float,
+        default=1.0,
+        help="load factor: the generator's, or inter-arrival times / F for --workload and --trace "
+        "(default 1.0)",
+    )
+    p.add_argument(
+        "--workload", type=Path, default=None, metavar="FILE", help="a job table instead of generated jobs"
+    )
+    p.add_argument(
+        "--trace",
+        type=Path,
+        default=None,
+        metavar="SWF",
+        help="an SWF trace instead of generated jobs, on its processor machine (with --offset and --jobs)",
+    )
+    p.add_argument("--offset", type=int, default=0, help="with --trace: skip this many jobs first")
+    p.add_argument("--machine", default="eurora", help="machine preset or TOML file (default: eurora)")
+    p.add_argument(
+        "--dispatchers",
+        default=None,
+        help="comma-separated dispatcher names (galleguillos2017 default: "
+        f"{','.join(DISPATCHERS + CP_DISPATCHERS)}, "
+        "cph only with OR-Tools installed, and much slower than the others; galleguillos2019 default: "
+        "hcp0,hcp1,hcp2,hcp3,pcp1,pcp2,pcp3,prb,easy with 002's predictions each)",
+    )
+    p.add_argument(
+        "--cp-delta",
+        type=float,
+        default=CP_DELTA,
+        metavar="SECONDS",
+        help=f"time limit of the CP dispatchers' first solve, deterministic seconds (default {CP_DELTA}; "
+        "delta_max is 16 times it; 002 used 1)",
+    )
+    p.add_argument(
+        "--predictions",
+        default=None,
+        help="galleguillos2019: comma-separated predictions to keep, of W, D, R (default: all)",
+    )
+    p.add_argument("--processes", type=int, default=None, help="parallel runs (default: one per core)")
+    p.add_argument("-o", "--out", type=Path, default=None, help="output folder (default: study-NAME)")
+    p.add_argument("--no-plots", action="store_true", help="write JSON and CSV only")
+    p.add_argument("--json", action="store_true", help="print the JSON instead of the table")
+
+
+def run(args: argparse.Namespace) -> int:
+    study = STUDIES.get(args.study.lower())
+    if study is None:
+        raise UnknownNameError(f"unknown study {args.study!r}; known: {', '.join(STUDIES)}")
+    if args.jobs < 1:
+        raise InvalidConfigError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.offset < 0:
+        raise InvalidConfigError(f"--offset must be at least 0, got {args.offset}")
+    if not args.cp_delta > 0:
+        raise InvalidConfigError(f"--cp-delta must be a positive number of seconds, got {args.cp_delta}")
+    if args.processes is not None and args.processes < 1:
+        raise InvalidConfigError(f"--processes must be at least 1, got {args.processes}")
+    workload, machine = _workload(args)
+
+    def log(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    log(f"study {study.name}: {len(workload):,} jobs on {machine}")
+    predictions = None
+    if args.predictions is not None:
+        predictions = [p.upper() for p in _names(args.predictions)]
+    result = study.run(
+        workload,
+        dispatchers=None if args.dispatchers is None else _names(args.dispatchers),
+        predictions=predictions,
+        cp_delta=args.cp_delta,
+        processes=args.processes,
+        progress=log,
+        seed=args.seed,
+    )
+    out = args.out if args.out is not None else Path(f"study-{study.name}")
+    for path in study.write(result, out, plots=not args.no_plots):
+        print(f"wrote {path}", file=sys.stderr)
+    print(to_json(public(result)) if args.json else study.render(result))
+    return 0
+
+
+def _workload(args: argparse.Namespace) -> tuple[Workload, str]:
+    """The workload of ``--workload``, ``--trace`` or the generator, and its machine's description."""
+    machine = args.machine
+    if args.workload is not None:
+        workload = read_jobs(args.workload, args.machine)
+    elif args.trace is not None:
+        workload = read_swf(args.trace).window(args.jobs, args.offset)
+        machine = f"{workload.procs} processors"
+    else:
+        workload = fit_workload(eurora(args.jobs, seed=args.seed, load=args.load), args.machine)
+    if args.load != 1.0 and (args.workload is not None or args.trace is not None):
+        workload = workload.scale_load(args.load)
+    return workload, machine
+
+
+def _names(text: str) -> list[str]:
+    """A comma-separated list (``--dispatchers``, ``--predictions``) as its non-empty items."""
+    return [item.strip() for item in text.split(",") if item.strip()]

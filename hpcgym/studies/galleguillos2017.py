@@ -1,4 +1,4 @@
-"""``hpcgym study``: a paper's study end to end -- runs, figures, table and findings.
+"""001's study end to end (``hpcgym study galleguillos2017``): runs, figures, table and findings.
 
 ``hpcgym study galleguillos2017 [--jobs N --seed S | --workload FILE] [-o DIR]`` re-runs
 the study of Galleguillos et al. (2017, paper 001 in ``docs/REPRODUCTION.md``) on the
@@ -32,29 +32,17 @@ What 001 measures and how this module measures it:
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
-import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hpcgym.baselines import (
-    make_policy,
-    policy_parameters,
-    policy_specs,
-    preset_predictor,
-    resolve_policy_name,
-)
+from hpcgym.baselines import policy_specs
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
-from hpcgym.common.report import format_table, to_json, write_csv
+from hpcgym.common.report import format_table
 from hpcgym.common.stats import paired_difference_ci
-from hpcgym.sim import Simulator
+from hpcgym.studies.eurora_runs import CP_DELTA, PREDICTORS, Run, cp_spec, find_run, run_all, write_results
 from hpcgym.workloads import Workload
 
 if TYPE_CHECKING:
@@ -69,35 +57,8 @@ default when OR-Tools is installed. It makes each decision with a solver call of
 its time limit (:data:`CP_DELTA`), so it is by far the slowest run: leave it out with
 ``--dispatchers sjf-list,ljf-list,easy,prb``."""
 
-CP_DELTA = 0.02
-"""The studies' CP time limit ``delta`` in seconds (``--cp-delta``), with ``delta_max = 16
-delta`` as 002's ratio. 001 gives no limit ("we impose a time limit to bound the
-search"); 002 uses 1 s of wall-clock time. The studies' default is 0.02 s of
-deterministic time (runs repeat on any machine): ``docs/CP.md`` measures the same
-decisions with 0.02 and 0.1 and what 1 s adds, at 002's problem sizes."""
-
-
-def cp_spec(dispatcher: str, delta: float | None) -> str | None:
-    """The policy to make for ``dispatcher`` with the CP time limit ``delta`` (None: as named).
-
-    A CP dispatcher (``hcp*``, ``pcp*``, ``cph``) gets ``delta`` and ``delta_max = 16 delta``
-    unless its name already carries parameters; other dispatchers are made as named.
-
-    >>> cp_spec("cph", 0.1)
-    'cph:delta=0.1,delta_max=1.6'
-    >>> cp_spec("prb", 0.1) is None
-    True
-    """
-    if delta is None or ":" in dispatcher or "delta" not in (policy_parameters(dispatcher) or ()):
-        return None
-    return f"{dispatcher}:delta={delta:g},delta_max={16 * delta:g}"
-
-
 LABELS = {"sjf-list": "SJF", "ljf-list": "LJF", "easy": "EBF", "prb": "PRB", "cph": "CPH"}
 """hpcgym name -> 001's name."""
-
-PREDICTORS = {"W": "walltime", "D": "profile", "R": "real"}
-"""001's duration predictions -> hpcgym predictor names."""
 
 FIGURES = ("fig2_prediction_error", "fig3_slowdown", "fig4_slowdown_by_class", "fig5_queue")
 """File stems of the PNG figures :func:`write_outputs` writes (001's Figures 2-5)."""
@@ -134,93 +95,6 @@ TABLE = (
     ("prediction_mae_min", "MAE [min]", ".1f"),
 )
 """The printed table: (key, header, format)."""
-
-
-@dataclass(frozen=True)
-class Run:
-    """What one dispatcher x prediction run keeps: per-job columns, not the schedule.
-
-    ``cp`` holds a CP dispatcher's figures (``Schedule.extras["cp"]``), else it is empty.
-    """
-
-    dispatcher: str
-    prediction: str
-    start: np.ndarray
-    first_prediction: np.ndarray
-    decisions: int
-    sim_seconds: float
-    cp: dict[str, Any] = field(default_factory=dict)
-
-
-def _run_one(workload: Workload, dispatcher: str, prediction: str, spec: str | None = None) -> Run:
-    """Simulate ``workload`` under ``dispatcher`` with the ``prediction`` (W, D or R).
-
-    ``spec`` is the policy to make when it carries parameters (``"cph:delta=0.1"``);
-    ``dispatcher`` is then only the run's label.
-    """
-    name = resolve_policy_name(dispatcher.split(":")[0])
-    sim = Simulator(workload, predictor=preset_predictor(name, PREDICTORS[prediction]))
-    schedule = sim.run(make_policy(spec or dispatcher), progress=False)
-    cp = schedule.extras.get("cp", {})
-    return Run(
-        dispatcher,
-        prediction,
-        schedule.start,
-        schedule.first_prediction,
-        schedule.decisions,
-        schedule.sim_seconds,
-        dict(cp) if isinstance(cp, dict) else {},
-    )
-
-
-_WORKER_WORKLOAD: Workload | None = None
-
-
-def _init_worker(workload: Workload) -> None:
-    global _WORKER_WORKLOAD
-    _WORKER_WORKLOAD = workload
-
-
-def _run_in_worker(dispatcher: str, prediction: str, spec: str | None) -> Run:
-    assert _WORKER_WORKLOAD is not None
-    return _run_one(_WORKER_WORKLOAD, dispatcher, prediction, spec)
-
-
-def run_all(
-    workload: Workload,
-    combos: Sequence[tuple[str, str, str | None]],
-    *,
-    processes: int | None = None,
-    progress: Callable[[str], None] | None = None,
-    label: Callable[[str], str] = lambda d: d,
-) -> list[Run]:
-    """Every ``(dispatcher, prediction, spec)`` run of ``combos`` on ``workload``, in order.
-
-    Runs go to ``processes`` worker processes (default: one per core, at most one per
-    run; 1 runs here), the workload sent to each worker once. ``progress`` gets a line
-    after every finished run.
-    """
-    procs = min(processes or os.cpu_count() or 1, len(combos))
-    runs: dict[tuple[str, str], Run] = {}
-    t0 = time.perf_counter()
-
-    def done(run: Run) -> None:
-        runs[(run.dispatcher, run.prediction)] = run
-        if progress is not None:
-            progress(
-                f"[{len(runs)}/{len(combos)}] {label(run.dispatcher)}-{run.prediction}: "
-                f"simulation {run.sim_seconds:.1f} s, {time.perf_counter() - t0:.0f} s elapsed"
-            )
-
-    if procs <= 1:
-        for d, p, spec in combos:
-            done(_run_one(workload, d, p, spec))
-    else:
-        with ProcessPoolExecutor(procs, initializer=_init_worker, initargs=(workload,)) as pool:
-            futures = [pool.submit(_run_in_worker, d, p, spec) for d, p, spec in combos]
-            for f in as_completed(futures):
-                done(f.result())
-    return [runs[(d, p)] for d, p, _ in combos]
 
 
 def available_dispatchers(names: Sequence[str] | None = None) -> list[str]:
@@ -395,13 +269,6 @@ def summarize(workload: Workload, runs: Sequence[Run], *, seed: int = 0) -> dict
     return result
 
 
-def _index(runs: Sequence[Run], dispatcher: str, prediction: str) -> int | None:
-    for i, r in enumerate(runs):
-        if r.dispatcher == dispatcher and r.prediction == prediction:
-            return i
-    return None
-
-
 def _paired(sd: np.ndarray, a: int, b: int, mask: np.ndarray | None, seed: int) -> dict[str, float]:
     x, y = sd[a], sd[b]
     if mask is not None:
@@ -423,7 +290,7 @@ def findings(
     out: list[dict[str, Any]] = []
 
     def check(claim: str, d: str, better: str, worse: str, expect: str) -> None:
-        a, b = _index(runs, d, better), _index(runs, d, worse)
+        a, b = find_run(runs, d, better), find_run(runs, d, worse)
         if a is None or b is None:
             out.append({"claim": claim, "holds": None, "why": "a run is missing"})
             return
@@ -448,7 +315,7 @@ def findings(
     # short jobs gain most: the relative gain of the mean slowdown, W -> D, per class
     for d in ("sjf-list", "easy"):
         gains = {}
-        a, b = _index(runs, d, "D"), _index(runs, d, "W")
+        a, b = find_run(runs, d, "D"), find_run(runs, d, "W")
         if a is None or b is None:
             continue
         for c, (lo, hi) in CLASSES.items():
@@ -543,7 +410,7 @@ def galleguillos2017_figures(result: dict[str, Any]) -> dict[str, Figure]:
     ax = fig.subplots()
     bins = np.concatenate(([0.0], np.logspace(-1, np.log10(24 * 60), 40)))
     for p in ("W", "D"):
-        i = _index(runs, "easy", p)
+        i = find_run(runs, "easy", p)
         if i is None:
             i = next((k for k, r in enumerate(runs) if r.prediction == p), None)
         if i is None:
@@ -586,142 +453,6 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def public(result: dict[str, Any]) -> dict[str, Any]:
-    """``result`` without its private run arrays (what the JSON holds)."""
-    return {k: v for k, v in result.items() if not k.startswith("_")}
-
-
 def write_outputs(result: dict[str, Any], out: Path, *, plots: bool = True) -> list[Path]:
     """Write ``results.json``, ``results.csv`` and (with matplotlib) the figures to ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    written = [out / "results.json", out / "results.csv"]
-    written[0].write_text(to_json(public(result)) + "\n")
-    write_csv(written[1], result["rows"], COLUMNS)
-    if plots:
-        for stem, fig in galleguillos2017_figures(result).items():
-            path = out / f"{stem}.png"
-            fig.savefig(path, dpi=100)
-            written.append(path)
-    return written
-
-
-# --------------------------------------------------------------------------------- CLI
-STUDIES = {
-    "galleguillos2017": "Galleguillos et al. (2017): prediction and dispatching on Eurora (paper 001)",
-    "galleguillos2019": "Galleguillos et al. (2019): the CP dispatchers HCP and PCP, v0-v3 (paper 002)",
-}
-
-
-def _configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("study", help=f"which study: {', '.join(STUDIES)}")
-    p.add_argument("--jobs", type=int, default=100_000, help="synthetic Eurora jobs (default 100,000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the generator and the bootstrap (default 0)")
-    p.add_argument(
-        "--load",
-        type=float,
-        default=1.0,
-        help="load factor: the generator's, or inter-arrival times / F for --workload and --trace "
-        "(default 1.0)",
-    )
-    p.add_argument(
-        "--workload", type=Path, default=None, metavar="FILE", help="a job table instead of generated jobs"
-    )
-    p.add_argument(
-        "--trace",
-        type=Path,
-        default=None,
-        metavar="SWF",
-        help="an SWF trace instead of generated jobs, on its processor machine (with --offset and --jobs)",
-    )
-    p.add_argument("--offset", type=int, default=0, help="with --trace: skip this many jobs first")
-    p.add_argument("--machine", default="eurora", help="machine preset or TOML file (default: eurora)")
-    p.add_argument(
-        "--dispatchers",
-        default=None,
-        help="comma-separated dispatcher names (galleguillos2017 default: "
-        f"{','.join(DISPATCHERS + CP_DISPATCHERS)}, "
-        "cph only with OR-Tools installed, and much slower than the others; galleguillos2019 default: "
-        "hcp0,hcp1,hcp2,hcp3,pcp1,pcp2,pcp3,prb,easy with 002's predictions each)",
-    )
-    p.add_argument(
-        "--cp-delta",
-        type=float,
-        default=CP_DELTA,
-        metavar="SECONDS",
-        help=f"time limit of the CP dispatchers' first solve, deterministic seconds (default {CP_DELTA}; "
-        "delta_max is 16 times it; 002 used 1)",
-    )
-    p.add_argument(
-        "--predictions",
-        default=None,
-        help="galleguillos2019: comma-separated predictions to keep, of W, D, R (default: all)",
-    )
-    p.add_argument("--processes", type=int, default=None, help="parallel runs (default: one per core)")
-    p.add_argument("-o", "--out", type=Path, default=None, help="output folder (default: study-NAME)")
-    p.add_argument("--no-plots", action="store_true", help="write JSON and CSV only")
-    p.add_argument("--json", action="store_true", help="print the JSON instead of the table")
-
-
-def _study(args: argparse.Namespace) -> int:
-    study = args.study.lower()
-    if study not in STUDIES:
-        raise UnknownNameError(f"unknown study {args.study!r}; known: {', '.join(STUDIES)}")
-    if args.jobs < 1:
-        raise InvalidConfigError(f"--jobs must be at least 1, got {args.jobs}")
-    if args.offset < 0:
-        raise InvalidConfigError(f"--offset must be at least 0, got {args.offset}")
-    if not args.cp_delta > 0:
-        raise InvalidConfigError(f"--cp-delta must be a positive number of seconds, got {args.cp_delta}")
-    if args.processes is not None and args.processes < 1:
-        raise InvalidConfigError(f"--processes must be at least 1, got {args.processes}")
-    from hpcgym.workloads import fit_workload
-
-    machine = args.machine
-    if args.workload is not None:
-        from hpcgym.workloads import read_jobs
-
-        workload = read_jobs(args.workload, args.machine)
-    elif args.trace is not None:
-        from hpcgym.workloads import read_swf
-
-        workload = read_swf(args.trace).window(args.jobs, args.offset)
-        machine = f"{workload.procs} processors"
-    else:
-        from hpcgym.workloads import eurora
-
-        workload = fit_workload(eurora(args.jobs, seed=args.seed, load=args.load), args.machine)
-    if args.load != 1.0 and (args.workload is not None or args.trace is not None):
-        workload = workload.scale_load(args.load)
-
-    if args.out is None:
-        args.out = Path(f"study-{study}")
-
-    def log(line: str) -> None:
-        print(line, file=sys.stderr, flush=True)
-
-    log(f"study {study}: {len(workload):,} jobs on {machine}")
-    if study == "galleguillos2019":
-        from hpcgym.studies import galleguillos2019 as g19
-
-        result = g19.run_from_args(args, workload, log)
-        written = g19.write_outputs(result, args.out, plots=not args.no_plots)
-        text = g19.render(result)
-        data = g19.public(result)
-    else:
-        dispatchers = None
-        if args.dispatchers is not None:
-            dispatchers = [d.strip() for d in args.dispatchers.split(",") if d.strip()]
-        result = run_galleguillos2017(
-            workload,
-            dispatchers=dispatchers,
-            processes=args.processes,
-            progress=log,
-            seed=args.seed,
-            cp_delta=args.cp_delta,
-        )
-        written = write_outputs(result, args.out, plots=not args.no_plots)
-        text, data = render(result), public(result)
-    for path in written:
-        print(f"wrote {path}", file=sys.stderr)
-    print(to_json(data) if args.json else text)
-    return 0
+    return write_results(result, out, COLUMNS, galleguillos2017_figures, plots=plots)

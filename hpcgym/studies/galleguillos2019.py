@@ -28,7 +28,6 @@ keeps the study to minutes; ``docs/CP.md`` measures what it costs in quality.
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.common.report import format_table, to_json, write_csv
+from hpcgym.common.report import format_table
 from hpcgym.common.stats import paired_difference_ci
-from hpcgym.studies.galleguillos2017 import CP_DELTA, PREDICTORS, Run, cp_spec, run_all
+from hpcgym.studies.eurora_runs import CP_DELTA, PREDICTORS, Run, cp_spec, find_run, run_all, write_results
 from hpcgym.workloads import Workload
 
 if TYPE_CHECKING:
@@ -263,13 +262,6 @@ def summarize(
     return result
 
 
-def _find(runs: Sequence[Run], dispatcher: str, prediction: str) -> int | None:
-    for i, r in enumerate(runs):
-        if r.dispatcher == dispatcher and r.prediction == prediction:
-            return i
-    return None
-
-
 def findings(
     runs: Sequence[Run],
     sd: np.ndarray,
@@ -295,7 +287,7 @@ def findings(
         mean, low, high = paired_difference_ci(m[a], m[b], seed=seed, n_resamples=999)
         return {"mean_difference": mean, "ci_low": low, "ci_high": high}
 
-    a, b = _find(runs, "hcp1", "W"), _find(runs, "hcp0", "W")
+    a, b = find_run(runs, "hcp1", "W"), find_run(runs, "hcp0", "W")
     claim = "v1 much faster than v0: HCP1-W's dispatch and simulation time below HCP-W's"
     if a is None or b is None:
         out.append({"claim": claim, "holds": None, "why": "a run is missing"})
@@ -315,7 +307,7 @@ def findings(
     for model in ("pcp", "hcp"):
         name = model.upper()
         own = [i for i, r in enumerate(runs) if r.dispatcher.startswith(model)]
-        best = _find(runs, f"{model}3", "R")
+        best = find_run(runs, f"{model}3", "R")
         claim = f"v3-R best: {name}3-R has the lowest mean slowdown and wait of the {name} runs"
         if best is None or len(own) < 2:
             out.append({"claim": claim, "holds": None, "why": "a run is missing"})
@@ -339,7 +331,7 @@ def findings(
             ),
             (f"v3-D beats v1-W: {name}3-D's slowdown below {name}1-W's", "3D", "1W", "lower"),
         ):
-            i, j = _find(runs, f"{model}{x[0]}", x[1]), _find(runs, f"{model}{y[0]}", y[1])
+            i, j = find_run(runs, f"{model}{x[0]}", x[1]), find_run(runs, f"{model}{y[0]}", y[1])
             if i is None or j is None:
                 out.append({"claim": claim, "holds": None, "why": "a run is missing"})
                 continue
@@ -432,38 +424,6 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def public(result: dict[str, Any]) -> dict[str, Any]:
-    """``result`` without its private run arrays (what the JSON holds)."""
-    return {k: v for k, v in result.items() if not k.startswith("_")}
-
-
 def write_outputs(result: dict[str, Any], out: Path, *, plots: bool = True) -> list[Path]:
     """Write ``results.json``, ``results.csv`` and (with matplotlib) the figures to ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    written = [out / "results.json", out / "results.csv"]
-    written[0].write_text(to_json(public(result)) + "\n")
-    write_csv(written[1], result["rows"], COLUMNS)
-    if plots:
-        for stem, fig in figures(result).items():
-            path = out / f"{stem}.png"
-            fig.savefig(path, dpi=100)
-            written.append(path)
-    return written
-
-
-def run_from_args(args: argparse.Namespace, workload: Workload, log: Callable[[str], None]) -> dict[str, Any]:
-    """The study as ``hpcgym study galleguillos2019`` runs it (``args`` of ``hpcgym study``)."""
-    dispatchers = None
-    if args.dispatchers is not None:
-        dispatchers = [d.strip() for d in args.dispatchers.split(",") if d.strip()]
-    predictions = None
-    if args.predictions is not None:
-        predictions = [p.strip().upper() for p in args.predictions.split(",") if p.strip()]
-    return run_galleguillos2019(
-        workload,
-        runs=select_runs(dispatchers, predictions),
-        cp_delta=args.cp_delta,
-        processes=args.processes,
-        progress=log,
-        seed=args.seed,
-    )
+    return write_results(result, out, COLUMNS, figures, plots=plots)

@@ -31,7 +31,6 @@ Open details chosen here:
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import math
@@ -671,43 +670,6 @@ def select_tables(names: str | None) -> tuple[TableBuilder, ...]:
             f"--tables: {', '.join(unknown) or 'none given'}; 003's tables here are {', '.join(known)}"
         )
     return tuple(t for t in TABLES if t.key in keys)
-
-
-def reproduce_command(args: argparse.Namespace) -> int:
-    """``hpcgym reproduce hariharan``: read the traces, run the tables, print and write them."""
-    from hpcgym.cli._common import load_trace
-
-    if args.predictability or args.plot is not None or args.extra is not None:
-        raise InvalidConfigError(
-            "reproduce hariharan: --predictability, --plot and --extra belong to tsafrir2007; "
-            "hariharan writes its figures with -o DIR"
-        )
-    settings = Settings.make(
-        quick=args.quick, test_jobs=args.test_jobs, tune=not args.no_tune, progress=not args.no_progress
-    )
-    paths = list(args.trace or [])
-    skipped: list[str] = []
-    if not paths:
-        paths, skipped = find_paper_traces(args.traces_dir)
-        for note in skipped:
-            print(f"hpcgym: {note}", file=sys.stderr)
-        if not paths:
-            raise InvalidConfigError(
-                f"reproduce hariharan: none of the paper's traces ({', '.join(PAPER_TRACES)}) is in "
-                f"{args.traces_dir}; give --trace FILE (repeatable) or --traces-dir DIR"
-            )
-    workloads = []
-    for path in paths:
-        w = load_trace(argparse.Namespace(**{**vars(args), "trace": path}))
-        if w.report is not None:
-            print(w.report, file=sys.stderr)
-        workloads.append(w)
-    result = run_hariharan(workloads, settings, tables=select_tables(args.tables), skipped=skipped)
-    if args.out is not None:
-        for path in write_hariharan(result, args.out):
-            print(f"wrote {path}", file=sys.stderr)
-    print(to_json(result) if args.json else render_hariharan(result))
-    return 0
 
 
 __all__ = [

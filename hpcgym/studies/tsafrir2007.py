@@ -1,4 +1,4 @@
-"""``hpcgym reproduce``: a paper's tables, recomputed on one trace.
+"""``hpcgym reproduce tsafrir2007``: 004's Tables 2, 3 and 6 (and 4, 5), recomputed on one trace.
 
 ``hpcgym reproduce tsafrir2007 --trace PATH [--procs N] [--json]`` runs the eight
 schedulers of Tsafrir, Etsion and Feitelson (2007) Tables 2, 3 and 6 (EASY, EASY_PCOR,
@@ -17,23 +17,17 @@ processors the classic way (``--extra classic``; see
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hpcgym.baselines import EXTRA_RULES, EasyBackfilling, make_policy, preset_predictor
-from hpcgym.cli._common import add_trace_arguments, load_trace
-from hpcgym.common.errors import InvalidConfigError, UnknownNameError
-from hpcgym.common.report import to_json
+from hpcgym.common.errors import InvalidConfigError
 from hpcgym.sim import Simulator, compute_metrics, measurement_notes, predictability, prediction_metrics
-from hpcgym.studies import hariharan
-from hpcgym.workloads import KNOWN_MACHINES, Workload
+from hpcgym.workloads import Workload
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -157,39 +151,17 @@ TSAFRIR2007_PREDICTABILITY_PAPER: dict[str, dict[str, tuple[float, ...]]] = {
 }
 """The paper's predictability figures by trace and preset."""
 
-_TRACE_PREFIXES = (("SDSC-SP2", "SDSC"), ("CTC-SP2", "CTC"), ("KTH-SP2", "KTH"), ("SDSC-BLUE", "BLUE"))
+TRACE_PREFIXES = (("SDSC-SP2", "SDSC"), ("CTC-SP2", "CTC"), ("KTH-SP2", "KTH"), ("SDSC-BLUE", "BLUE"))
+"""How the file names of the paper's traces start -> the paper's short names."""
 
 
 def paper_trace_key(name: str) -> str | None:
     """The paper's short name (SDSC, CTC, KTH, BLUE) of a trace file name, or None."""
     upper = name.upper()
-    for prefix, key in _TRACE_PREFIXES:
+    for prefix, key in TRACE_PREFIXES:
         if upper.startswith(prefix):
             return key
     return None
-
-
-@dataclass(frozen=True)
-class Reproduction:
-    """A paper whose tables ``hpcgym reproduce`` recomputes.
-
-    Attributes:
-        name: the CLI name.
-        title: the paper.
-        run: ``run(workload, extra, predictability, progress) -> JSON-ready result``.
-        render: the result as text tables.
-        plot: ``plot(result, path)`` writes the result as a PNG (a folder of files for a
-            paper with its own ``command``).
-        command: a paper over several traces runs this instead of the one-trace flow
-            (``command(args) -> exit status``).
-    """
-
-    name: str
-    title: str
-    run: Callable[..., dict[str, Any]]
-    render: Callable[[dict[str, Any]], str]
-    plot: Callable[[dict[str, Any], str | Path], Any]
-    command: Callable[[argparse.Namespace], int] | None = None
 
 
 def simulate_preset(
@@ -503,139 +475,3 @@ def tsafrir2007_figure(result: dict[str, Any]) -> Figure:
         fontsize=10,
     )
     return fig
-
-
-REPRODUCTIONS: dict[str, Reproduction] = {
-    "tsafrir2007": Reproduction(
-        "tsafrir2007",
-        "Tsafrir, Etsion, Feitelson (2007): Backfilling using system-generated predictions "
-        "rather than user runtime estimates -- Tables 2, 3 and 6",
-        run_tsafrir2007,
-        render_tsafrir2007,
-        plot_tsafrir2007,
-    ),
-    "hariharan": Reproduction(
-        "hariharan",
-        "Hariharan et al. (003): End-to-end predictions-based resource management framework "
-        "for supercomputer jobs -- Tables V, VI and VII",
-        hariharan.run_hariharan,
-        hariharan.render_hariharan,
-        hariharan.write_hariharan,
-        hariharan.reproduce_command,
-    ),
-}
-"""Every paper ``hpcgym reproduce`` knows, by CLI name."""
-
-
-def _configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paper", help=f"which paper: {', '.join(REPRODUCTIONS)}")
-    add_trace_arguments(p, repeatable_trace=True)
-    machines = ", ".join(f"{k} {size}" for k, (size, _) in KNOWN_MACHINES.items())
-    _reword(
-        p,
-        "trace",
-        "SWF file, plain or .gz (tsafrir2007: one, required; the paper's figures stand beside "
-        "ours when the file name starts like one of its traces: "
-        f"{', '.join(prefix for prefix, _ in _TRACE_PREFIXES)}. hariharan: repeatable, default the "
-        f"paper's {', '.join(hariharan.PAPER_TRACES)} found in --traces-dir)",
-    )
-    _reword(
-        p,
-        "procs",
-        f"machine size (default: the paper's Table 1 size when the file name names one of its traces "
-        f"-- {machines} CPUs -- else the header's MaxProcs)",
-    )
-    p.add_argument(
-        "--extra",
-        choices=("classic", "all"),
-        default=None,
-        help="tsafrir2007: how EASY counts extra processors (default: classic, as in the paper's simulator)",
-    )
-    p.add_argument(
-        "--predictability",
-        action="store_true",
-        help="also reproduce Tables 4 and 5: predictability of start times (004 section 4; slower)",
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
-    p.add_argument(
-        "--plot",
-        type=Path,
-        default=None,
-        help="tsafrir2007: also write a PNG, ours beside the paper's figures",
-    )
-    h = p.add_argument_group("hariharan (003 Tables V-VII)")
-    h.add_argument(
-        "-o",
-        "--out",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="write hariharan.json and per table tableN.csv and tableN.png here",
-    )
-    h.add_argument(
-        "--traces-dir",
-        type=Path,
-        default=Path("../shared/traces"),
-        metavar="DIR",
-        help="where the paper's traces are looked up without --trace (default: ../shared/traces)",
-    )
-    h.add_argument(
-        "--quick",
-        action="store_true",
-        help="a small protocol for trying it (test jobs 2,001-3,000, no tuning; fits the bundled slice)",
-    )
-    h.add_argument(
-        "--test-jobs", type=int, default=None, metavar="N", help="at most N test jobs per evaluation"
-    )
-    h.add_argument("--no-tune", action="store_true", help="wait predictors with their defaults, no tuning")
-    h.add_argument(
-        "--tables",
-        default=None,
-        metavar="V,VI,...",
-        help="only these of 003's tables (default: all, V-IX; VIII and IX run the molding manager)",
-    )
-    h.add_argument("--no-progress", action="store_true", help="no progress bars")
-
-
-def _reword(p: argparse.ArgumentParser, dest: str, text: str) -> None:
-    """Replace the help of a shared argument whose default means something else here."""
-    for action in p._actions:  # argparse has no public way to reword an added argument
-        if action.dest == dest:
-            action.help = text
-
-
-def _reproduce(args: argparse.Namespace) -> int:
-    paper = REPRODUCTIONS.get(args.paper.lower())
-    if paper is None:
-        raise UnknownNameError(f"unknown paper {args.paper!r}; known: {', '.join(REPRODUCTIONS)}")
-    if paper.command is not None:
-        return paper.command(args)
-    hariharan_only = ("out", "quick", "test_jobs", "no_tune", "tables")
-    given = [f"--{a.replace('_', '-')}" for a in hariharan_only if getattr(args, a)]
-    if given:
-        raise InvalidConfigError(f"reproduce {paper.name}: {', '.join(given)} belong to hariharan")
-    if args.trace is None:
-        raise InvalidConfigError("reproduce needs --trace (one of the paper's traces, e.g. SDSC-SP2)")
-    if len(args.trace) != 1:
-        raise InvalidConfigError(f"reproduce {paper.name} takes one --trace, got {len(args.trace)}")
-    args.trace = args.trace[0]
-    args.extra = args.extra or "classic"
-    # the paper's machine size (Table 1) comes from read_swf's table of known machines,
-    # which notes it in the load report with its source
-    workload = load_trace(args)
-    if workload.report is not None:
-        print(workload.report, file=sys.stderr)
-    result = paper.run(
-        workload,
-        extra=args.extra,
-        predictability_runs=args.predictability,
-        progress=lambda line: print(line, file=sys.stderr, flush=True),
-    )
-    if args.plot is not None:
-        paper.plot(result, args.plot)
-        print(f"wrote {args.plot}", file=sys.stderr)
-    if args.json:
-        print(to_json(result))
-    else:
-        print(paper.render(result))
-    return 0

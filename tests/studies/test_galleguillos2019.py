@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from hpcgym.cli import main
-from hpcgym.studies.galleguillos2017 import Run
+from hpcgym.studies.eurora_runs import Run
 from hpcgym.studies.galleguillos2019 import (
     HCP_RUNS,
     PAPER_TABLE2,

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from hpcgym.cli import main
+from hpcgym.studies.eurora_runs import Run, cp_spec
 from hpcgym.studies.galleguillos2017 import (
-    Run,
     _queue_intervals,
     _slowdowns,
     render,
@@ -123,8 +123,6 @@ def test_cli_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture
 
 
 def test_cp_spec_gives_cp_presets_the_study_limit() -> None:
-    from hpcgym.studies.galleguillos2017 import cp_spec
-
     assert cp_spec("cph", 0.05) == "cph:delta=0.05,delta_max=0.8"
     assert cp_spec("hcp3", 1.0) == "hcp3:delta=1,delta_max=16"
     assert cp_spec("cph:delta=2", 0.05) is None  # parameters given: as named
