@@ -1,7 +1,7 @@
 """RangeSets (003 section III): predictions per second over 40,000 test jobs.
 
 The rangeSet predictor is fed each trace's logged schedule from its first job on
-(:func:`hpcgym.predict.rangesets.evaluate_runtime_predictor`, 003's protocol: history from the
+(:func:`hpcgym.predict.evaluate_runtime_predictor`, 003's protocol: history from the
 start, test jobs 20,001 to 60,000); the figure is test jobs per wall-clock second of
 the test period (every event of that period, load bookkeeping and refits included).
 SR, C and AAE come with it, so a speed-up that changes the predictions shows.

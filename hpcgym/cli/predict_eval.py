@@ -1,9 +1,7 @@
 """``hpcgym predict-eval``: score a runtime predictor on a trace's logged schedule.
 
-The command of :func:`hpcgym.predict.rangesets.evaluate_runtime_predictor` (003 section III's
-SR, C and AAE, beside the paper's Tables VI and VII). It lives apart from
-:mod:`hpcgym.predict.rangesets` so that the predictor, which the engine's predictor registry
-imports, does not import the command line.
+The command of :func:`hpcgym.predict.runtime_eval.evaluate_runtime_predictor` (003 section
+III's SR, C and AAE, beside the paper's Tables VI and VII).
 """
 
 from __future__ import annotations
@@ -14,9 +12,23 @@ from pathlib import Path
 
 from hpcgym.cli._common import add_trace_arguments, load_trace
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.predict import COLUMNS, RuntimeEvaluation, evaluate_runtime_predictor, make_predictor, paper_row
+from hpcgym.predict import RuntimeEvaluation, evaluate_runtime_predictor, make_predictor, paper_row
 
 HELP = "score a runtime predictor on a trace's logged schedule (rangeSets: SR, C, AAE)"
+
+COLUMNS = (
+    ("trace", "trace", ""),
+    ("predictor", "predictor", ""),
+    ("jobs_evaluated", "jobs", ","),
+    ("jobs_without_history", "no history", ","),
+    ("baseline_SR", "baseline SR %", ".1f"),
+    ("SR", "SR %", ".1f"),
+    ("C", "C %", ".1f"),
+    ("C_of_totals", "C totals %", ".1f"),
+    ("C_median", "C median %", ".1f"),
+    ("AAE_min", "AAE [min]", ".1f"),
+)
+"""The table this command prints: ``(key, header, format)``."""
 
 
 def configure(p: argparse.ArgumentParser) -> None:

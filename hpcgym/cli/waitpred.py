@@ -16,8 +16,15 @@ from typing import Any
 from hpcgym.cli._common import load_trace
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.report import format_table, json_ready, to_json, write_csv
-from hpcgym.predict import METHODS, LogState, Protocol, WaitPrediction, apq_comparisons, predict_waits
-from hpcgym.predict.waitpred import _config
+from hpcgym.predict import (
+    METHODS,
+    LogState,
+    Protocol,
+    WaitPrediction,
+    apq_comparisons,
+    method_config,
+    predict_waits,
+)
 
 # ---------------------------------------------------------------- CLI
 
@@ -91,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
             raise InvalidConfigError(f"--method: {m!r} is not one of {', '.join(METHODS)}")
     params = _parse_params(args.param)
     for m in params:
-        _config(m, None, params[m])  # fail before any work
+        method_config(m, None, params[m])  # fail before any work
     protocol = Protocol(
         args.history_first, args.validation_first, args.validation_jobs, args.test_first, args.test_last
     )

@@ -1,44 +1,104 @@
-"""Predictions: job run times (the 004 family, 003's rangeSets) and queue waits (APQ, IBL, QBETS)."""
+"""Predictions: job run times (the 004 family, 003's rangeSets) and queue waits (APQ, IBL, QBETS).
+
+Runtime predictors, what dispatchers plan with: the protocol (:mod:`~hpcgym.predict.base`),
+the ``+pcor`` / ``+xF`` modifiers (:mod:`~hpcgym.predict.modifiers`), 004's history-based
+family and its parameter space (:mod:`~hpcgym.predict.user_history`,
+:mod:`~hpcgym.predict.space`), 001's profile heuristic (:mod:`~hpcgym.predict.profile`),
+003's rangeSets (:mod:`~hpcgym.predict.ranges`, :mod:`~hpcgym.predict.rangesets`), the
+registry (:mod:`~hpcgym.predict.registry`) and every predictor by name
+(:mod:`~hpcgym.predict.runtime`: :func:`make_predictor`). A predictor run over a log:
+:mod:`~hpcgym.predict.runtime_eval` (003's SR, coverage, AAE) and
+:mod:`~hpcgym.predict.offline` (001's MAE). Queue waits: :mod:`hpcgym.predict.waitpred`.
+003's six system-state histograms: :mod:`~hpcgym.predict.histograms`.
+"""
 
 from __future__ import annotations
 
-from hpcgym.predict.runtime import (
-    CORRECTIONS,
+from hpcgym.predict.base import Oracle, Predictor, Walltime
+from hpcgym.predict.histograms import histograms
+from hpcgym.predict.modifiers import (
     EXPONENTIAL_GROWTH,
+    MINUTE,
+    Corrected,
+    CorrectionSteps,
+    Scaled,
+    with_correction,
+)
+from hpcgym.predict.offline import name_prefix, offline_predictions, prediction_mae_minutes
+from hpcgym.predict.profile import ProfilePredictor, trailing_number_prefix
+from hpcgym.predict.ranges import (
+    RangeSet,
+    RangeSetConfig,
+    fit_load_function,
+    job_ranges,
+    locate,
+    merge_ranges,
+    predict_rangeset,
+    range_probabilities,
+    relevant_count,
+)
+from hpcgym.predict.rangesets import LoadTracker, RangeSetPredictor, TupleHistory
+from hpcgym.predict.registry import (
+    PREDICTORS,
+    PredictorFactory,
+    predictor_parameters,
+    register_predictor,
+    resolve_predictor_name,
+)
+from hpcgym.predict.runtime import make_predictor, predictor_aliases, predictor_names
+from hpcgym.predict.runtime_eval import (
+    PAPER_TABLES,
+    RuntimeEvaluation,
+    evaluate_runtime_predictor,
+    logged_events,
+    paper_row,
+)
+from hpcgym.predict.space import PREDICTOR_SPACE, predictor_space, sample_predictor_space
+from hpcgym.predict.user_history import (
+    CORRECTIONS,
     FALLBACKS,
     FULLNESS,
     METRICS,
-    MINUTE,
     ORDERS,
-    PREDICTOR_SPACE,
-    PREDICTORS,
     PROPAGATION,
     WINDOW_TYPES,
-    Corrected,
-    CorrectionSteps,
     LastKUserAverage,
-    Oracle,
-    Predictor,
-    PredictorFactory,
-    ProfilePredictor,
-    Scaled,
     UserHistory,
     UserHistoryConfig,
-    Walltime,
-    make_predictor,
-    predictor_aliases,
-    predictor_names,
-    predictor_parameters,
-    predictor_space,
-    register_predictor,
-    resolve_predictor_name,
-    sample_predictor_space,
-    trailing_number_prefix,
-    with_correction,
+)
+from hpcgym.predict.waitpred import (
+    FEATURES,
+    METHODS,
+    TABLE_V,
+    APQConfig,
+    IBLConfig,
+    LogState,
+    OnlineWaitPredictor,
+    Protocol,
+    QBETSConfig,
+    WaitPrediction,
+    apq_chain,
+    apq_comparisons,
+    apq_distances,
+    by_distributions,
+    chi2_distances,
+    compare_aae,
+    dbscan_noise,
+    gaussian_average,
+    histogram_distinctness,
+    ibl_distances,
+    method_config,
+    nearest_average,
+    normalized_differences,
+    parse_wait_predictor,
+    predict_waits,
+    qbets_bound,
+    qbets_rank,
+    spearman_weights,
+    tune,
 )
 
 __all__ = [
-    "COLUMNS",
     "CORRECTIONS",
     "EXPONENTIAL_GROWTH",
     "FALLBACKS",
@@ -96,6 +156,7 @@ __all__ = [
     "logged_events",
     "make_predictor",
     "merge_ranges",
+    "method_config",
     "name_prefix",
     "nearest_average",
     "normalized_differences",
@@ -121,62 +182,3 @@ __all__ = [
     "tune",
     "with_correction",
 ]
-
-from hpcgym.predict.histograms import (
-    histograms,
-)
-from hpcgym.predict.offline import (
-    name_prefix,
-    offline_predictions,
-    prediction_mae_minutes,
-)
-from hpcgym.predict.rangesets import (
-    COLUMNS,
-    PAPER_TABLES,
-    LoadTracker,
-    RangeSet,
-    RangeSetConfig,
-    RangeSetPredictor,
-    RuntimeEvaluation,
-    TupleHistory,
-    evaluate_runtime_predictor,
-    fit_load_function,
-    job_ranges,
-    locate,
-    logged_events,
-    merge_ranges,
-    paper_row,
-    predict_rangeset,
-    range_probabilities,
-    relevant_count,
-)
-from hpcgym.predict.waitpred import (
-    FEATURES,
-    METHODS,
-    TABLE_V,
-    APQConfig,
-    IBLConfig,
-    LogState,
-    OnlineWaitPredictor,
-    Protocol,
-    QBETSConfig,
-    WaitPrediction,
-    apq_chain,
-    apq_comparisons,
-    apq_distances,
-    by_distributions,
-    chi2_distances,
-    compare_aae,
-    dbscan_noise,
-    gaussian_average,
-    histogram_distinctness,
-    ibl_distances,
-    nearest_average,
-    normalized_differences,
-    parse_wait_predictor,
-    predict_waits,
-    qbets_bound,
-    qbets_rank,
-    spearman_weights,
-    tune,
-)

@@ -10,7 +10,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hpcgym.predict.runtime import Predictor, make_predictor, trailing_number_prefix
+from hpcgym.predict.base import Predictor
+from hpcgym.predict.profile import trailing_number_prefix
+from hpcgym.predict.runtime import make_predictor
 from hpcgym.workloads import Workload
 
 

@@ -11,7 +11,7 @@ the paper's figures beside the measured ones as JSON, CSV and a PNG.
 
 Nothing is re-implemented here: Table V is :func:`hpcgym.predict.waitpred.predict_waits`
 (003 section V's protocol, tuned on the validation set), Tables VI and VII are
-:func:`hpcgym.predict.rangesets.evaluate_runtime_predictor` (``hpcgym predict-eval``'s run),
+:func:`hpcgym.predict.evaluate_runtime_predictor` (``hpcgym predict-eval``'s run),
 Tables VIII and IX (job molding, delayed submission) are
 :func:`hpcgym.baselines.molding.run_managed` (``hpcgym mold``'s run, EASY underneath).
 Each table is one :class:`TableBuilder` of :data:`TABLES`: a function from a

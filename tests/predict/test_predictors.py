@@ -16,6 +16,7 @@ from conftest import build_workload
 from hpcgym.baselines import make_policy
 from hpcgym.common.errors import InvalidConfigError, UnknownNameError
 from hpcgym.predict import (
+    PREDICTORS,
     Corrected,
     LastKUserAverage,
     Oracle,
@@ -410,9 +411,7 @@ def test_user_predictors_register_by_name():
         assert s.first_prediction.tolist() == [42]
         assert [(t, q) for t, _, q in s.prediction_changes] == [(42, 100)]
     finally:
-        from hpcgym.predict import runtime as predictors
-
-        predictors._PREDICTORS.pop("test-fixed")
+        PREDICTORS.pop("test-fixed")
     with pytest.raises(InvalidConfigError):
         register_predictor("bad+name", Walltime, "")
 
@@ -490,8 +489,6 @@ def test_the_guides_own_predictor_example_runs():
     import re
     from pathlib import Path
 
-    from hpcgym.predict import runtime as predictors
-
     guide = Path(__file__).resolve().parents[2] / "docs" / "PREDICTORS.md"
     blocks = re.findall(r"```python\n(.*?)```", guide.read_text(), flags=re.S)
     assert blocks, "docs/PREDICTORS.md has a python example"
@@ -499,4 +496,4 @@ def test_the_guides_own_predictor_example_runs():
         for code in blocks:
             exec(compile(code, str(guide), "exec"), {"__name__": "guide"})
     finally:
-        predictors._PREDICTORS.pop("last-same-size", None)
+        PREDICTORS.pop("last-same-size", None)

@@ -30,7 +30,7 @@ from hpcgym.predict import (
     qbets_rank,
     tune,
 )
-from hpcgym.predict.waitpred import _Context
+from hpcgym.predict.waitpred.runs import _Context
 from hpcgym.workloads import load_default
 from tests.conftest import examples
 
