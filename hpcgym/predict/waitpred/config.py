@@ -18,7 +18,7 @@ from hpcgym.common.errors import InvalidConfigError
 from hpcgym.predict.registry import parse_parameters
 
 METHODS = ("apq", "ibl", "qbets")
-"""The predictors :func:`predict_waits` runs."""
+"""The predictors :func:`~hpcgym.predict.waitpred.evaluation.predict_waits` runs."""
 
 SDM, REGRESSION, WEIGHTED, EMPTY = 0, 1, 2, 3
 CASES = ("sdm", "regression", "weighted_average", "no_history")
@@ -61,7 +61,7 @@ class APQConfig:
             (per job: distributions when its histograms' distinctness is at least
             ``distinctness``, else summaries).
         distinctness: the threshold of ``state="adaptive"``, in [0, 1]
-            (:func:`histogram_distinctness`).
+            (:func:`~hpcgym.predict.waitpred.models.histogram_distinctness`).
         k_percent: the closest k % of the history examined by the clustering (1-5).
         outlier_fraction: SDM when DBSCAN leaves fewer than this fraction as noise (0.1-0.9).
         eps: DBSCAN's neighbourhood radius (0.05-0.1).

@@ -177,8 +177,9 @@ def predict_waits(
     Args:
         trace: an SWF file, a workload or a :class:`LogState`.
         method: ``"apq"``, ``"ibl"`` or ``"qbets"``.
-        config: the method's config (:class:`APQConfig`, :class:`IBLConfig`,
-            :class:`QBETSConfig`); defaults when None.
+        config: the method's config (:class:`~hpcgym.predict.waitpred.config.APQConfig`,
+            :class:`~hpcgym.predict.waitpred.config.IBLConfig`,
+            :class:`~hpcgym.predict.waitpred.config.QBETSConfig`); defaults when None.
         params: parameters set on ``config``; these are not tuned.
         protocol: the job ranges (:class:`Protocol`'s defaults are 003's).
         tune_on_validation: tune the free parameters on the validation set first.

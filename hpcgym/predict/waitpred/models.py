@@ -194,7 +194,9 @@ def apq_chain(
     f_hist: np.ndarray,
     f_target: np.ndarray,
 ) -> tuple[float, int]:
-    """APQ's prediction from the distances to the history: ``(wait, case)`` (:data:`CASES`).
+    """APQ's prediction from the distances to the history: ``(wait, case)``.
+
+    ``case`` is the model that answered (:data:`~hpcgym.predict.waitpred.config.CASES`).
 
     Args:
         cfg: the parameters.

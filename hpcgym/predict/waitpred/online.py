@@ -33,8 +33,9 @@ class OnlineWaitPredictor:
 
     The bookkeeping, the features and IBL run in one compiled kernel per update (IBL's
     distances and its k-nearest Gaussian-weighted average computed in a loop, equal to
-    :func:`ibl_distances` and :func:`nearest_average` up to rounding, which a test
-    checks); QBETS and APQ predict with this module's functions.
+    :func:`~hpcgym.predict.waitpred.models.ibl_distances` and
+    :func:`~hpcgym.predict.waitpred.models.nearest_average` up to rounding, which a test
+    checks); QBETS and APQ predict with the functions of :mod:`hpcgym.predict.waitpred.models`.
 
     Args:
         method: ``"apq"``, ``"ibl"`` or ``"qbets"``.
@@ -44,8 +45,8 @@ class OnlineWaitPredictor:
     Attributes:
         seen: per job, the instant it was predicted (-1 before).
         predicted: per job, its predicted wait in seconds (0 before).
-        case: per job, APQ's model (:data:`CASES`; ``no_history`` when predicted 0
-            for want of history), 0 for the other methods.
+        case: per job, APQ's model (:data:`~hpcgym.predict.waitpred.config.CASES`;
+            ``no_history`` when predicted 0 for want of history), 0 for the other methods.
     """
 
     def __init__(self, method: str = "ibl", config: Any = None, *, procs: int = 1) -> None:
@@ -251,7 +252,11 @@ def _online_update(
 
 @njit(cache=True)
 def _ibl_predict(summary: np.ndarray, h: np.ndarray, j: int, wait: np.ndarray, neighbors: int) -> float:
-    """IBL for job ``j`` from history ``h``: :func:`ibl_distances` and :func:`nearest_average` in one loop."""
+    """IBL for job ``j`` from history ``h``, both steps in one loop.
+
+    The steps are :func:`~hpcgym.predict.waitpred.models.ibl_distances` and
+    :func:`~hpcgym.predict.waitpred.models.nearest_average`.
+    """
     m, nf = len(h), summary.shape[1]
     target = summary[j]
     lo = target.copy()
