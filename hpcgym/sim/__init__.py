@@ -2,15 +2,41 @@
 
 from __future__ import annotations
 
-from hpcgym.sim.engine import (
+from hpcgym.sim._kernels import Jobs, State
+from hpcgym.sim.dispatcher import (
+    CallableDispatcher,
     Decision,
     Dispatcher,
-    Jobs,
-    Schedule,
-    Simulator,
-    State,
-    SystemView,
+    DispatcherBase,
+    as_dispatcher,
+    callable_name,
 )
+from hpcgym.sim.engine import Simulator
+from hpcgym.sim.metrics import (
+    MEASURED_SETS,
+    SMALL_SET_JOBS,
+    SMALL_SET_SHARE,
+    TAU,
+    bounded_slowdown,
+    common_measured_jobs,
+    compute_metrics,
+    job_metrics,
+    measured_jobs,
+    measurement_notes,
+    queue_length_distribution,
+    slowdown,
+    steady_state_mask,
+    trimmed_mask,
+)
+from hpcgym.sim.prediction_metrics import (
+    accuracy,
+    corrections_per_job,
+    job_accuracy,
+    predictability,
+    prediction_metrics,
+)
+from hpcgym.sim.schedule import Schedule
+from hpcgym.sim.view import SystemView
 
 __all__ = [
     "MEASURED_SETS",
@@ -44,33 +70,3 @@ __all__ = [
     "steady_state_mask",
     "trimmed_mask",
 ]
-
-from hpcgym.sim.engine import (
-    CallableDispatcher,
-    DispatcherBase,
-    as_dispatcher,
-    callable_name,
-)
-from hpcgym.sim.metrics import (
-    MEASURED_SETS,
-    SMALL_SET_JOBS,
-    SMALL_SET_SHARE,
-    TAU,
-    bounded_slowdown,
-    common_measured_jobs,
-    compute_metrics,
-    job_metrics,
-    measured_jobs,
-    measurement_notes,
-    queue_length_distribution,
-    slowdown,
-    steady_state_mask,
-    trimmed_mask,
-)
-from hpcgym.sim.prediction_metrics import (
-    accuracy,
-    corrections_per_job,
-    job_accuracy,
-    predictability,
-    prediction_metrics,
-)
