@@ -35,6 +35,7 @@ from hpcgym.sim.prediction_metrics import (
     predictability,
     prediction_metrics,
 )
+from hpcgym.sim.run import RunResult, report_run, require_jobs, run_dispatcher
 from hpcgym.sim.schedule import Schedule
 from hpcgym.sim.view import SystemView
 
@@ -48,6 +49,7 @@ __all__ = [
     "Dispatcher",
     "DispatcherBase",
     "Jobs",
+    "RunResult",
     "Schedule",
     "Simulator",
     "State",
@@ -66,6 +68,9 @@ __all__ = [
     "predictability",
     "prediction_metrics",
     "queue_length_distribution",
+    "report_run",
+    "require_jobs",
+    "run_dispatcher",
     "slowdown",
     "steady_state_mask",
     "trimmed_mask",
