@@ -12,16 +12,9 @@ with :func:`make_policy`, and :func:`run_policy` runs it on a workload:
 
 from __future__ import annotations
 
-from hpcgym.baselines.cp import (
-    ConstraintProgramming,
-    Problem,
-    VerificationError,
-    best_hint,
-    greedy_schedule,
-    hint_orders,
-    objective_value,
-    verify_solution,
-)
+from hpcgym.baselines.cp import ConstraintProgramming
+from hpcgym.baselines.cp_hints import best_hint, greedy_schedule, hint_orders, objective_value
+from hpcgym.baselines.cp_problem import Problem, VerificationError, verify_solution
 from hpcgym.baselines.dispatchers import (
     EXTRA_RULES,
     FCFS,
