@@ -24,22 +24,17 @@ from hpcgym.baselines.dispatchers import (
     parse_ewt,
 )
 from hpcgym.baselines.heuristics import SCORES, QueueOrder, heuristic_score
-from hpcgym.baselines.molding import (
-    MODES,
-    PAPER,
-    WAIT_PREDICTORS,
-    MoldingConfig,
-    MoldingResult,
+from hpcgym.baselines.molding import run_managed, step_engine
+from hpcgym.baselines.molding_choice import (
     UserHistory,
     choose_size,
     gain_score,
     molded_estimate,
-    over_seeds,
     roulette,
-    run_managed,
     settle_time,
-    step_engine,
 )
+from hpcgym.baselines.molding_config import MODES, WAIT_PREDICTORS, MoldingConfig
+from hpcgym.baselines.molding_result import PAPER, MoldingResult, over_seeds
 from hpcgym.baselines.presets import (
     ALIASES,
     POLICIES,
