@@ -61,12 +61,13 @@ What the papers leave open, and what hpcgym does:
   ``z_i >= s_i + floor(t - q_i - ewt_i)``, ``z_i >= 0``. Constant terms are left out.
 * **Search** (002's schedule-or-postpone guided by PRB priorities) maps to CP-SAT
   through solution hints. The leftmost branch of schedule-or-postpone is a list schedule
-  (:func:`greedy_schedule`: the jobs in priority order -- PRB's, or slowdown for v3;
-  ties by demand, then arrival -- each started as early as it fits).
+  (:func:`~hpcgym.baselines.cp_hints.greedy_schedule`: the jobs in priority order --
+  PRB's, or slowdown for v3; ties by demand, then arrival -- each started as early as it
+  fits).
   ``search="priority"`` gives CP-SAT that schedule as a complete solution hint, and
   CP-SAT's default search (``AUTOMATIC``) improves it. ``search="hint"`` (default) gives
   it the cheapest, by the model's objective, of that schedule and three Smith-rule list
-  schedules (:func:`best_hint`): with one worker and a short limit CP-SAT seldom
+  schedules (:func:`~hpcgym.baselines.cp_hints.best_hint`): with one worker and a short limit CP-SAT seldom
   improves much on its first solution, so a better start is a better decision.
   ``search="strategy"`` adds to the priority hint a decision strategy: the start
   variables in priority order, each taking its smallest value, with ``search_branching
@@ -90,12 +91,13 @@ What the papers leave open, and what hpcgym does:
   machine and under any load. ``dtime=none`` uses wall-clock limits
   (``max_time_in_seconds``) instead, as 002 did; a decision may then differ from run to
   run when a limit is reached.
-* **Safety**: every solution is checked by :func:`verify_solution`, independent of the
-  model (capacity per node and type over time with the running jobs, the requested
-  chunks on nodes that exist, starts at or after ``t``). No solution once the restarts
-  end, or a solution the verifier rejects, gives PRB's decision for that instant
-  (counted as ``fallbacks``). A proven infeasible model starts nothing (002), unless no
-  job runs, in which case PRB decides so that the simulation never stalls.
+* **Safety**: every solution is checked by
+  :func:`~hpcgym.baselines.cp_problem.verify_solution`, independent of the model
+  (capacity per node and type over time with the running jobs, the requested chunks on
+  nodes that exist, starts at or after ``t``). No solution once the restarts end, or a
+  solution the verifier rejects, gives PRB's decision for that instant (counted as
+  ``fallbacks``). A proven infeasible model starts nothing (002), unless no job runs,
+  in which case PRB decides so that the simulation never stalls.
 * **Exclusive machines** (a chunk takes a whole node): the resource per node is "the
   node" (capacity 1, one per chunk) on the nodes whose capacity covers the chunk; HCP
   pools it as the number of nodes.
@@ -111,13 +113,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numba import njit
 
+from hpcgym.baselines.cp_hints import best_hint, greedy_schedule, objective_value
+from hpcgym.baselines.cp_problem import Problem, VerificationError, verify_solution
+from hpcgym.baselines.cp_solve import SolveLog, SolverSettings, solve_model
 from hpcgym.baselines.dispatchers import PriorityRuleBased
-from hpcgym.common.errors import HpcGymError, InvalidConfigError
+from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.extras import require
 from hpcgym.machine import BEST_FIT, place, take
 from hpcgym.sim import Decision, DispatcherBase, SystemView
+
+__all__ = ["EWT_SCALE", "MODELS", "SEARCHES", "SLOWDOWN_SCALE", "ConstraintProgramming"]
+
 
 MODELS = ("hcp", "pcp")
 """The two CP dispatchers of 002."""
@@ -130,296 +137,6 @@ EWT_SCALE = 1000
 
 SLOWDOWN_SCALE = 2**20
 """``1 / d_i`` becomes ``round(SLOWDOWN_SCALE / d_i)`` (at least 1)."""
-
-
-class VerificationError(HpcGymError):
-    """A CP solution breaks a constraint of the dispatching problem (the message says which)."""
-
-
-@dataclass
-class Problem:
-    """One dispatching instance in integer seconds after ``now`` (``t = 0``).
-
-    Resources are "units": the machine's types, or on an exclusive machine one unit per
-    node. The pooled problem of HCP is the same with one node holding every unit.
-
-    Attributes:
-        capacity: ``(N, U)`` each node's units.
-        jobs: ``(J,)`` the modelled waiting jobs (job indices of the workload).
-        chunks: ``(J,)`` their chunk counts.
-        demand: ``(J, U)`` their units per chunk.
-        duration: ``(J,)`` their durations (s, >= 1).
-        fixed: ``(J,)`` start fixed by the model (HCP v0's postponed jobs), else -1.
-        run_usage: ``(K, N, U)`` what each modelled running job holds on each node.
-        run_end: ``(K,)`` its remaining duration (s); it holds its units over ``[0, end)``.
-        horizon: ``eoh``: every waiting job ends by it.
-        allowed: ``(J, N)`` whether node ``n`` may hold chunks of job ``j`` (its
-            capacity covers one chunk).
-    """
-
-    capacity: np.ndarray
-    jobs: np.ndarray
-    chunks: np.ndarray
-    demand: np.ndarray
-    duration: np.ndarray
-    fixed: np.ndarray
-    run_usage: np.ndarray
-    run_end: np.ndarray
-    horizon: int
-    allowed: np.ndarray
-
-
-def verify_solution(problem: Problem, start: np.ndarray, counts: np.ndarray) -> None:
-    """Check a schedule and allocation of ``problem`` without the CP model.
-
-    Args:
-        problem: the instance.
-        start: ``(J,)`` each modelled job's start (s after now).
-        counts: ``(J, N)`` the chunks each job has on each node.
-
-    Raises:
-        VerificationError: a start before now or after ``horizon - duration``, a start
-            that differs from a fixed one, a job whose chunks do not add up to its
-            request, or a node and unit over capacity at some instant (the instant
-            checked is every start, where the load can rise).
-    """
-    start = np.asarray(start, dtype=np.int64)
-    counts = np.asarray(counts, dtype=np.int64)
-    p = problem
-    n_jobs = len(p.jobs)
-    if start.shape != (n_jobs,) or counts.shape != (n_jobs, len(p.capacity)):
-        raise VerificationError(f"solution shape {start.shape}, {counts.shape} does not match the problem")
-    for i in range(n_jobs):
-        j = int(p.jobs[i])
-        if start[i] < 0:
-            raise VerificationError(f"job {j} starts {-start[i]} s before now")
-        if start[i] + p.duration[i] > p.horizon:
-            raise VerificationError(f"job {j} ends after the horizon {p.horizon}")
-        if p.fixed[i] >= 0 and start[i] != p.fixed[i]:
-            raise VerificationError(f"job {j} was fixed at {p.fixed[i]}, starts at {start[i]}")
-        if (counts[i, ~p.allowed[i]] != 0).any():
-            raise VerificationError(f"job {j} has chunks on a node that cannot hold one")
-        if (counts[i] < 0).any() or counts[i].sum() != p.chunks[i]:
-            raise VerificationError(
-                f"job {j} has {int(counts[i].sum())} chunks placed, requested {p.chunks[i]}"
-            )
-    times = np.unique(np.concatenate([start, np.zeros(1, dtype=np.int64)]))
-    for t0 in times.tolist():
-        load = p.run_usage[p.run_end > t0].sum(axis=0) if len(p.run_end) else np.zeros_like(p.capacity)
-        active = (start <= t0) & (t0 < start + p.duration)
-        if active.any():
-            load = load + np.einsum("jn,ju->nu", counts[active], p.demand[active])
-        over = load > p.capacity
-        if over.any():
-            n, u = np.argwhere(over)[0]
-            raise VerificationError(
-                f"node {n} unit {u} holds {load[n, u]} > capacity {p.capacity[n, u]} at {t0} s after now"
-            )
-
-
-def _chunks_per_node(room: np.ndarray, need: np.ndarray, chunks: int, allowed: np.ndarray) -> np.ndarray:
-    """How many chunks of ``need`` units each node's ``room`` (N, U) holds, at most ``chunks``."""
-    per = np.where(need[None, :] > 0, room // np.maximum(need, 1)[None, :], chunks).min(axis=1)
-    return np.where(allowed, np.clip(per, 0, chunks), 0)
-
-
-@njit(cache=True)
-def _greedy_kernel(
-    capacity: np.ndarray,
-    chunks: np.ndarray,
-    demand: np.ndarray,
-    duration: np.ndarray,
-    fixed: np.ndarray,
-    allowed: np.ndarray,
-    run_usage: np.ndarray,
-    run_end: np.ndarray,
-    horizon: int,
-    rows: np.ndarray,
-    start: np.ndarray,
-    counts: np.ndarray,
-) -> bool:
-    """:func:`greedy_schedule` into ``start`` and ``counts``; False: no room by the horizon."""
-    n_nodes, n_units = capacity.shape
-    n_jobs = len(chunks)
-    most = 2 + 2 * (len(run_end) + n_jobs)
-    cuts = np.empty(most, dtype=np.int64)
-    load = np.zeros((most, n_nodes, n_units), dtype=np.int64)
-    cuts[0] = 0
-    cuts[1] = horizon + 1
-    n_cuts = 2
-    usage = np.zeros((n_nodes, n_units), dtype=np.int64)
-    room = np.zeros((n_nodes, n_units), dtype=np.int64)
-    per = np.zeros(n_nodes, dtype=np.int64)
-    # fixed and running intervals first, then the rows in order (index -1: running job k)
-    for step in range(len(run_end) + n_jobs + len(rows)):
-        if step < len(run_end):
-            s, e = 0, run_end[step]
-            usage[:, :] = run_usage[step]
-        elif step < len(run_end) + n_jobs:
-            i = step - len(run_end)
-            if fixed[i] < 0:
-                continue
-            s, e = fixed[i], fixed[i] + duration[i]
-            start[i] = fixed[i]
-            counts[i, 0] = chunks[i]
-            usage[:, :] = 0
-            usage[0, :] = chunks[i] * demand[i]
-        else:
-            i = rows[step - len(run_end) - n_jobs]
-            d, c = duration[i], chunks[i]
-            found = False
-            for b0 in range(n_cuts - 1):
-                s = cuts[b0]
-                if s + d > horizon:
-                    return False
-                room[:, :] = capacity
-                b = b0
-                while b < n_cuts - 1 and cuts[b] < s + d:
-                    for n in range(n_nodes):
-                        for u in range(n_units):
-                            r = capacity[n, u] - load[b, n, u]
-                            if r < room[n, u]:
-                                room[n, u] = r
-                    b += 1
-                total = 0
-                for n in range(n_nodes):
-                    k = c
-                    if allowed[i, n]:
-                        for u in range(n_units):
-                            if demand[i, u] > 0:
-                                q = room[n, u] // demand[i, u] if room[n, u] > 0 else 0
-                                if q < k:
-                                    k = q
-                    else:
-                        k = 0
-                    per[n] = k
-                    total += k
-                if total >= c:
-                    left = c
-                    usage[:, :] = 0
-                    for n in range(n_nodes):
-                        t = per[n] if per[n] < left else left
-                        counts[i, n] = t
-                        left -= t
-                        for u in range(n_units):
-                            usage[n, u] = t * demand[i, u]
-                    start[i] = s
-                    e = s + d
-                    found = True
-                    break
-            if not found:
-                return False
-        if e <= s:
-            continue
-        if e > horizon + 1:
-            e = horizon + 1
-        # split at s and e, then add the usage on [s, e)
-        for x in (s, e):
-            b = n_cuts - 1
-            while cuts[b] > x:
-                b -= 1
-            if cuts[b] != x:
-                for q in range(n_cuts, b + 1, -1):
-                    cuts[q] = cuts[q - 1]
-                    load[q] = load[q - 1]
-                cuts[b + 1] = x
-                load[b + 1] = load[b]
-                n_cuts += 1
-        b = 0
-        while cuts[b] < s:
-            b += 1
-        while cuts[b] < e:
-            load[b] += usage
-            b += 1
-    return True
-
-
-def greedy_schedule(problem: Problem, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """A schedule of ``problem`` built job by job in the order ``rows`` (a list schedule).
-
-    002's schedule-or-postpone picks, at each node of the search, the most urgent job
-    and starts it as early as it fits. This is the leftmost branch of that search: each
-    job in ``rows`` (modelled rows, most urgent first) starts at the earliest instant
-    (0 or the end of an interval already placed) at which, throughout its duration,
-    enough nodes have room for its chunks, and takes them node by node in index order.
-    Fixed jobs and running jobs are placed first. Returns ``(start, counts)`` or None
-    when some job finds no start by the horizon (a shrunk horizon, 002 section 4).
-    Compiled (numba): a list schedule of 100 jobs on 64 nodes takes about a millisecond.
-    """
-    p = problem
-    n_jobs = len(p.jobs)
-    start = np.full(n_jobs, -1, dtype=np.int64)
-    counts = np.zeros((n_jobs, len(p.capacity)), dtype=np.int64)
-    ok = _greedy_kernel(
-        np.ascontiguousarray(p.capacity, dtype=np.int64),
-        np.ascontiguousarray(p.chunks, dtype=np.int64),
-        np.ascontiguousarray(p.demand, dtype=np.int64),
-        np.ascontiguousarray(p.duration, dtype=np.int64),
-        np.ascontiguousarray(p.fixed, dtype=np.int64),
-        np.ascontiguousarray(p.allowed, dtype=np.bool_),
-        np.ascontiguousarray(p.run_usage, dtype=np.int64).reshape(len(p.run_end), *p.capacity.shape),
-        np.ascontiguousarray(p.run_end, dtype=np.int64),
-        int(p.horizon),
-        np.ascontiguousarray(rows, dtype=np.int64),
-        start,
-        counts,
-    )
-    return (start, counts) if ok else None
-
-
-def objective_value(
-    problem: Problem, start: np.ndarray, weights: np.ndarray, offset: np.ndarray | None
-) -> int:
-    """The model's objective of ``start``: ``sum w_i s_i``, or ``sum w_i max(0, s_i + o_i)`` (PCP v0-v2)."""
-    n = len(weights)
-    s = np.asarray(start[:n], dtype=np.int64)
-    if offset is not None:
-        s = np.maximum(0, s + offset)
-    return int((np.asarray(weights, dtype=np.int64) * s).sum())
-
-
-def hint_orders(problem: Problem, rows: np.ndarray, weights: np.ndarray) -> list[np.ndarray]:
-    """The list-schedule orders :func:`best_hint` tries: the priority order ``rows`` first.
-
-    Then three Smith-rule orders (weighted shortest processing time, optimal for
-    ``sum w_i C_i`` on one machine and a classic list-scheduling rule for the
-    cumulative case): by ``d_i / w_i``; by ``d_i a_i / w_i`` with ``a_i`` the job's share
-    of the machine summed over resource types; and by ``d_i u_i / w_i`` with ``u_i`` its
-    units summed over types. Ties keep arrival order.
-    """
-    n = len(weights)
-    idx = np.arange(n)
-    d = problem.duration[:n].astype(np.float64)
-    w = np.asarray(weights, dtype=np.float64)
-    total = np.asarray(problem.chunks[:n, None] * problem.demand[:n], dtype=np.float64)
-    share = (total / np.maximum(problem.capacity.sum(axis=0), 1)[None, :]).sum(axis=1)
-    keys = (d / w, d * share / w, d * total.sum(axis=1) / w)
-    return [np.asarray(rows, dtype=np.int64)] + [np.lexsort((idx, k)) for k in keys]
-
-
-def best_hint(
-    problem: Problem, rows: np.ndarray, weights: np.ndarray, offset: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """The best list schedule (lowest objective) over :func:`hint_orders`, or None if none fits.
-
-    002 searches from the priority order; a hint only tells CP-SAT where to start, and
-    the objective decides. Trying the Smith-rule orders as well costs well under a
-    millisecond each (:func:`greedy_schedule` is compiled), and with one worker and a
-    short limit CP-SAT seldom improves much on where it starts: ``docs/CP.md`` compares
-    the decisions of this hint (``search=hint``) and of the priority one alone
-    (``search=priority``).
-    Ties go to the earlier order, so the priority schedule wins when it is as good.
-    """
-    best: tuple[np.ndarray, np.ndarray] | None = None
-    best_value = 0
-    for order in hint_orders(problem, rows, weights):
-        sched = greedy_schedule(problem, order)
-        if sched is None:
-            continue
-        value = objective_value(problem, sched[0], weights, offset)
-        if best is None or value < best_value:
-            best, best_value = sched, value
-    return best
 
 
 def _ceil_int(x: np.ndarray) -> np.ndarray:
@@ -543,13 +260,11 @@ class ConstraintProgramming(DispatcherBase):
         self._intervals: list[int] = []
         self._requested: list[int] = []
         self._available: list[int] = []
-        self._status: dict[str, int] = {}
         self._fallbacks = 0
         self._fallback_reasons: dict[str, int] = {}
         self._infeasible = 0
         self._unplaced = 0
-        self._restarts = 0
-        self._improved = 0
+        self._log = SolveLog()
 
     def reset(self, view: SystemView) -> None:
         require("cp", what=f"the {self.name} dispatcher")
@@ -601,9 +316,9 @@ class ConstraintProgramming(DispatcherBase):
                 "fallback_reasons": dict(self._fallback_reasons),
                 "infeasible": self._infeasible,
                 "unplaced": self._unplaced,
-                "restarts": self._restarts,
-                "improved_on_hint": self._improved,
-                "status": dict(sorted(self._status.items())),
+                "restarts": self._log.restarts,
+                "improved_on_hint": self._log.improved,
+                "status": dict(sorted(self._log.status.items())),
             }
         }
         out.update(self._prb.extras())
@@ -801,16 +516,10 @@ class ConstraintProgramming(DispatcherBase):
         self, view: SystemView, problem: Problem, order: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray] | str | None:
         """Model and solve; ``(start, counts)``, ``"infeasible"`` (proven) or None (no solution)."""
-        from ortools.sat.python import cp_model
-
         p = problem
-        n_jobs = len(p.jobs)
         n_model = int((p.fixed < 0).sum())
-        n_nodes, n_units = p.capacity.shape
-        model = cp_model.CpModel()
-        H = p.horizon
-        if (p.duration[:n_model] > H).any():  # 002 section 4: a shrunk makespan
-            self._status["INFEASIBLE"] = self._status.get("INFEASIBLE", 0) + 1
+        if (p.duration[:n_model] > p.horizon).any():  # 002 section 4: a shrunk makespan
+            self._log.count("INFEASIBLE")
             return "infeasible"
         row = {int(j): i for i, j in enumerate(p.jobs[:n_model].tolist())}
         rows = np.array([row[int(j)] for j in order.tolist()], dtype=np.int64)
@@ -826,113 +535,17 @@ class ConstraintProgramming(DispatcherBase):
             hint = greedy_schedule(p, rows)
         if hint is not None and objective_value(p, hint[0], w, offset) == 0:
             # every term is >= 0: the hint is optimal, no solver call needed
-            self._status["OPTIMAL_HINT"] = self._status.get("OPTIMAL_HINT", 0) + 1
+            self._log.count("OPTIMAL_HINT")
             return hint
-        starts = []
-        for i in range(n_jobs):
-            if p.fixed[i] >= 0:
-                starts.append(model.new_constant(int(p.fixed[i])))
-            else:
-                starts.append(model.new_int_var(0, H - int(p.duration[i]), f"s{p.jobs[i]}"))
-        # per node: the intervals, their demand per unit
-        per_node: list[list[tuple[Any, np.ndarray | list[Any]]]] = [[] for _ in range(n_nodes)]
-        for k in range(len(p.run_end)):
-            e = int(p.run_end[k])
-            if e <= 0:
-                continue
-            iv = model.new_fixed_size_interval_var(0, e, f"run{k}")
-            for n in np.flatnonzero(p.run_usage[k].any(axis=1)).tolist():
-                per_node[n].append((iv, p.run_usage[k, n]))
-        count_vars: list[dict[int, Any]] = []
-        pooled = n_nodes == 1
-        for i in range(n_jobs):
-            d = int(p.duration[i])
-            c = int(p.chunks[i])
-            if pooled:
-                iv = model.new_fixed_size_interval_var(starts[i], d, f"j{p.jobs[i]}")
-                per_node[0].append((iv, c * p.demand[i]))
-                count_vars.append({0: c})
-                continue
-            need = p.demand[i]
-            room = _chunks_per_node(p.capacity, need, c, p.allowed[i])
-            cand = np.flatnonzero(room > 0)
-            xs: dict[int, Any] = {}
-            for n in cand.tolist():
-                x = model.new_int_var(0, int(room[n]), f"x{p.jobs[i]}_{n}")
-                present = model.new_bool_var(f"p{p.jobs[i]}_{n}")
-                model.add(x >= 1).only_enforce_if(present)
-                model.add(x == 0).only_enforce_if(~present)
-                iv = model.new_optional_fixed_size_interval_var(starts[i], d, present, f"j{p.jobs[i]}_{n}")
-                per_node[n].append((iv, [x * int(a) for a in need.tolist()]))
-                xs[n] = x
-                if hint is not None:
-                    model.add_hint(x, int(hint[1][i, n]))
-                    model.add_hint(present, bool(hint[1][i, n] > 0))
-            model.add(sum(xs.values()) == c)  # no node at all: infeasible, as it should be
-            count_vars.append(xs)
-        needed_units = (p.demand[:n_model] > 0).any(axis=0) if self.reduce else np.ones(n_units, dtype=bool)
-        for n in range(n_nodes):
-            if not per_node[n]:
-                continue
-            for u in np.flatnonzero(needed_units).tolist():
-                ivs = [iv for iv, dem in per_node[n]]
-                dems = [dem[u] if isinstance(dem, list) else int(dem[u]) for iv, dem in per_node[n]]
-                model.add_cumulative(ivs, dems, int(p.capacity[n, u]))
-        # objective
-        if offset is not None:
-            terms = []
-            for i in range(n_model):
-                z = model.new_int_var(0, max(H + int(offset[i]), 0), f"z{p.jobs[i]}")
-                model.add(z >= starts[i] + int(offset[i]))
-                terms.append(int(w[i]) * z)
-                if hint is not None:
-                    model.add_hint(z, max(0, int(hint[0][i] + offset[i])))
-            model.minimize(sum(terms))
-        else:
-            model.minimize(sum(int(w[i]) * starts[i] for i in range(n_model)))
-        if hint is not None:
-            for i in range(n_model):
-                model.add_hint(starts[i], int(hint[0][i]))
-        if self.search == "strategy":
-            model.add_decision_strategy(
-                [starts[i] for i in rows.tolist()], cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE
-            )
-        solver = cp_model.CpSolver()
-        prm = solver.parameters
-        prm.num_workers = self.workers
-        prm.random_seed = self.seed
-        prm.cp_model_presolve = bool(self.presolve)
-        if self.search == "strategy":
-            prm.search_branching = cp_model.FIXED_SEARCH
-        limit = float(self.delta)
-        stale = 0
-        first = True
-        while True:
-            if self.dtime is not None:
-                prm.max_deterministic_time = self.dtime * limit
-            else:
-                prm.max_time_in_seconds = limit
-            if not first:
-                self._restarts += 1
-            first = False
-            status = solver.solve(model)
-            sname = solver.status_name(status)
-            self._status[sname] = self._status.get(sname, 0) + 1
-            if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-                if hint is not None and solver.objective_value < objective_value(p, hint[0], w, offset):
-                    self._improved += 1
-                start = np.array([solver.value(s) for s in starts], dtype=np.int64)
-                counts = np.zeros((n_jobs, n_nodes), dtype=np.int64)
-                for i, xs in enumerate(count_vars):
-                    for n, x in xs.items():
-                        counts[i, n] = x if isinstance(x, int) else solver.value(x)
-                return start, counts
-            if status == cp_model.INFEASIBLE and self.reduce:
-                return "infeasible"  # v1: no restart after a proof
-            stale += 1  # a restart without a solution does not improve
-            if self.k and stale > self.k:
-                break
-            limit *= 2
-            if limit > self.delta_max:
-                break
-        return "infeasible" if status == cp_model.INFEASIBLE else None
+        settings = SolverSettings(
+            search=self.search,
+            workers=self.workers,
+            seed=self.seed,
+            presolve=bool(self.presolve),
+            dtime=self.dtime,
+            delta=self.delta,
+            delta_max=self.delta_max,
+            k=int(self.k or 0),
+            reduce=bool(self.reduce),
+        )
+        return solve_model(p, rows, w, offset, hint, settings, self._log)

@@ -50,7 +50,7 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from hpcgym.baselines import preset_predictor, resolve_policy_name, run_policy
+    from hpcgym.baselines import RunVia, preset_predictor, resolve_policy_name, run_policy
     from hpcgym.common.report import SUMMARY_COLUMNS, format_table, with_minutes
 
     # arguments first, before a trace is read and simulated
@@ -61,6 +61,11 @@ def run(args: argparse.Namespace) -> int:
     w = load_trace(args)
     if w.report is not None:
         print(w.report, file=sys.stderr)
+    via: RunVia | None = None
+    if args.via_env:  # the environment acts for the policy: the layer above hands itself in
+        from hpcgym.env import run_via_env
+
+        via = run_via_env
     result = run_policy(
         w,
         policy,
@@ -68,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         kill_at_estimate=args.kill_at_estimate,
         include_all=args.include_all,
         progress=False if args.no_progress else None,
-        via_env=args.via_env,
+        via=via,
         extra=args.extra,
     )
     if args.schedule_out is not None:

@@ -2,55 +2,16 @@
 
 from __future__ import annotations
 
-from hpcgym.sim.engine import (
+from hpcgym.sim._kernels import Jobs, State
+from hpcgym.sim.dispatcher import (
+    CallableDispatcher,
     Decision,
     Dispatcher,
-    Jobs,
-    Schedule,
-    Simulator,
-    State,
-    SystemView,
-)
-
-__all__ = [
-    "MEASURED_SETS",
-    "SMALL_SET_JOBS",
-    "SMALL_SET_SHARE",
-    "TAU",
-    "CallableDispatcher",
-    "Decision",
-    "Dispatcher",
-    "DispatcherBase",
-    "Jobs",
-    "Schedule",
-    "Simulator",
-    "State",
-    "SystemView",
-    "accuracy",
-    "as_dispatcher",
-    "bounded_slowdown",
-    "callable_name",
-    "common_measured_jobs",
-    "compute_metrics",
-    "corrections_per_job",
-    "job_accuracy",
-    "job_metrics",
-    "measured_jobs",
-    "measurement_notes",
-    "predictability",
-    "prediction_metrics",
-    "queue_length_distribution",
-    "slowdown",
-    "steady_state_mask",
-    "trimmed_mask",
-]
-
-from hpcgym.sim.engine import (
-    CallableDispatcher,
     DispatcherBase,
     as_dispatcher,
     callable_name,
 )
+from hpcgym.sim.engine import Simulator
 from hpcgym.sim.metrics import (
     MEASURED_SETS,
     SMALL_SET_JOBS,
@@ -74,3 +35,43 @@ from hpcgym.sim.prediction_metrics import (
     predictability,
     prediction_metrics,
 )
+from hpcgym.sim.run import RunResult, report_run, require_jobs, run_dispatcher
+from hpcgym.sim.schedule import Schedule
+from hpcgym.sim.view import SystemView
+
+__all__ = [
+    "MEASURED_SETS",
+    "SMALL_SET_JOBS",
+    "SMALL_SET_SHARE",
+    "TAU",
+    "CallableDispatcher",
+    "Decision",
+    "Dispatcher",
+    "DispatcherBase",
+    "Jobs",
+    "RunResult",
+    "Schedule",
+    "Simulator",
+    "State",
+    "SystemView",
+    "accuracy",
+    "as_dispatcher",
+    "bounded_slowdown",
+    "callable_name",
+    "common_measured_jobs",
+    "compute_metrics",
+    "corrections_per_job",
+    "job_accuracy",
+    "job_metrics",
+    "measured_jobs",
+    "measurement_notes",
+    "predictability",
+    "prediction_metrics",
+    "queue_length_distribution",
+    "report_run",
+    "require_jobs",
+    "run_dispatcher",
+    "slowdown",
+    "steady_state_mask",
+    "trimmed_mask",
+]

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError
-from hpcgym.sim.engine import Schedule
+from hpcgym.sim.schedule import Schedule
 
 MEASURED_SETS = {
     "steady-state": "004's rule: the first 1 % of jobs to end and every job ending after the last "

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.sim.engine import Schedule
 from hpcgym.sim.metrics import measured_jobs
+from hpcgym.sim.schedule import Schedule
 
 
 def accuracy(prediction: np.ndarray | float, runtime: np.ndarray | float) -> np.ndarray:

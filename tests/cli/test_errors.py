@@ -31,7 +31,7 @@ from hpcgym.common.errors import (
     UnknownNameError,
 )
 from hpcgym.common.extras import EXTRAS, require
-from hpcgym.env import argument_names, make_config
+from hpcgym.env import argument_names, make_config, run_via_env
 from hpcgym.predict import make_predictor
 from hpcgym.workloads import Workload, load_default
 
@@ -217,8 +217,8 @@ def test_run_policy_rejects_what_it_cannot_run():
     w = load_default().window(50)
     with pytest.raises(InvalidConfigError, match=r"policy must be a preset name .* or a dispatcher callable"):
         run_policy(w, 42)  # type: ignore[arg-type]
-    with pytest.raises(InvalidConfigError, match="via_env: only a preset name"):
-        run_policy(w, make_policy("fcfs"), via_env=True)
+    with pytest.raises(InvalidConfigError, match="via: only a preset name runs another way"):
+        run_policy(w, make_policy("fcfs"), via=run_via_env)
     with pytest.raises(UnknownNameError, match="unknown policy"):
         run_policy(w, "nope")
     empty = Workload.from_columns([], [], [], [], procs=4, name="nothing")
