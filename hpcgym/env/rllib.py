@@ -61,7 +61,7 @@ def make_flat_env(env_id: str, env_config: Mapping[str, Any] | None = None) -> g
         InvalidConfigError: ``env_id`` is not a registered hpcgym id.
     """
     _check_id(env_id)
-    from hpcgym.env import FlattenDispatchObservation
+    from hpcgym.env.wrappers import FlattenDispatchObservation
 
     return FlattenDispatchObservation(gym.make(env_id, **dict(env_config or {})))
 
