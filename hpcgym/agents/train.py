@@ -6,12 +6,12 @@ dataclass is its flags (tyro turns it into the command line;
 the command to the script: ``hpcgym train ALGORITHM FLAGS...`` is
 ``python -m hpcgym.agents.train_ALGORITHM FLAGS...``.
 
-Python: :func:`train` takes the algorithm's name and the fields of its ``Args``.
+Python: :func:`train` takes the algorithm's name and the fields of its ``Args``; the
+command is :mod:`hpcgym.cli.train`.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 from types import ModuleType
 from typing import Any
@@ -78,21 +78,6 @@ def make_args(algorithm: str, **fields: Any) -> Any:
             hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
             raise InvalidConfigError(f"unknown training argument {name!r} of {algorithm}{hint}")
     return module.Args(**fields)
-
-
-def _configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("algorithm", choices=tuple(ALGORITHMS), help="the training script")
-    p.add_argument(
-        "flags",
-        nargs=argparse.REMAINDER,
-        help="the script's flags (`hpcgym train ALGORITHM --help` lists them): --total-timesteps, "
-        "--n-envs, --out, --tensorboard-log, --eval-freq, --checkpoint-freq, --window-size, --backfill, ...",
-    )
-
-
-def _run(args: argparse.Namespace) -> int:
-    algorithm_module(args.algorithm).main(list(args.flags))
-    return 0
 
 
 __all__ = ["ALGORITHMS", "algorithm_module", "make_args", "train"]
