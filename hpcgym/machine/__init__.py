@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from hpcgym.common.files import read_toml_or_yaml
 from hpcgym.machine.model import Machine
 from hpcgym.machine.presets import MACHINES, MachineSpec, machine_specs, make_machine, register_machine
 from hpcgym.machine.requests import (
@@ -34,7 +33,6 @@ __all__ = [
     "make_machine",
     "parse_select",
     "place",
-    "read_toml_or_yaml",
     "register_machine",
     "take",
     "take_checked",

@@ -221,7 +221,7 @@ def test_dry_run_lists_the_trials_and_an_estimate(tmp_path: Path, capsys: pytest
 
 # ---------------------------------------------------------------------------- the spec
 def test_train_seeds_preset_is_three_seeds_by_two_learning_rates() -> None:
-    from hpcgym.machine import read_toml_or_yaml
+    from hpcgym.common.files import read_toml_or_yaml
 
     path = preset_path("train-seeds")
     spec = TrainSweepSpec.from_mapping(read_toml_or_yaml(path, "sweep spec"), source=str(path))
