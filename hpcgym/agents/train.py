@@ -1,17 +1,14 @@
-"""``hpcgym train {maskable-ppo,ppo} [flags]``: train an agent with one of the training scripts.
+"""The training scripts by algorithm name, and training one from Python by name.
 
 Each algorithm is one cleanrl-style file of :mod:`hpcgym.agents` whose ``Args``
-dataclass is its flags (tyro turns it into the command line;
-``hpcgym train ppo --help`` lists every flag with its default). This module only routes
-the command to the script: ``hpcgym train ALGORITHM FLAGS...`` is
-``python -m hpcgym.agents.train_ALGORITHM FLAGS...``.
-
-Python: :func:`train` takes the algorithm's name and the fields of its ``Args``.
+dataclass is its configuration (:data:`ALGORITHMS`). :func:`train` takes the algorithm's
+name and the fields of its ``Args``; :func:`make_args` only checks them. The command
+``hpcgym train ALGORITHM FLAGS...`` (:mod:`hpcgym.cli.train`) routes to the script's
+``main``, which reads the flags with tyro.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 from types import ModuleType
 from typing import Any
@@ -37,7 +34,7 @@ def algorithm_module(name: str) -> ModuleType:
 
 
 def train(algorithm: str, **fields: Any) -> Any:
-    """Train ``algorithm`` with ``Args(**fields)``; returns its :class:`~hpcgym.agents.common.TrainResult`.
+    """Train ``algorithm`` with ``Args(**fields)``; returns its :class:`~hpcgym.agents.run.TrainResult`.
 
     Raises:
         UnknownNameError: an unknown algorithm.
@@ -78,21 +75,6 @@ def make_args(algorithm: str, **fields: Any) -> Any:
             hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
             raise InvalidConfigError(f"unknown training argument {name!r} of {algorithm}{hint}")
     return module.Args(**fields)
-
-
-def _configure(p: argparse.ArgumentParser) -> None:
-    p.add_argument("algorithm", choices=tuple(ALGORITHMS), help="the training script")
-    p.add_argument(
-        "flags",
-        nargs=argparse.REMAINDER,
-        help="the script's flags (`hpcgym train ALGORITHM --help` lists them): --total-timesteps, "
-        "--n-envs, --out, --tensorboard-log, --eval-freq, --checkpoint-freq, --window-size, --backfill, ...",
-    )
-
-
-def _run(args: argparse.Namespace) -> int:
-    algorithm_module(args.algorithm).main(list(args.flags))
-    return 0
 
 
 __all__ = ["ALGORITHMS", "algorithm_module", "make_args", "train"]
