@@ -1,9 +1,9 @@
 """A training run: seeds, environments, callbacks and saving tied together, and what it made.
 
-A script builds its model on :attr:`Run.venv`, learns with :meth:`Run.callbacks` and
-returns :meth:`Run.finish`, a :class:`TrainResult` (the models written, the validation
-scores, the invalid actions). :func:`train_main` is a script's ``main``: its flags, the
-training, the report.
+A script builds its model on :attr:`Run.venv`, learns with :meth:`Run.callbacks` (of
+:mod:`hpcgym.agents.callbacks`) and returns :meth:`Run.finish`, a :class:`TrainResult`
+(the models written, the validation scores, the invalid actions). :func:`train_main` is
+a script's ``main``: its flags, the training, the report.
 """
 
 from __future__ import annotations
