@@ -1,13 +1,10 @@
-"""``hpcgym train {maskable-ppo,ppo} [flags]``: train an agent with one of the training scripts.
+"""The training scripts by algorithm name, and training one from Python by name.
 
 Each algorithm is one cleanrl-style file of :mod:`hpcgym.agents` whose ``Args``
-dataclass is its flags (tyro turns it into the command line;
-``hpcgym train ppo --help`` lists every flag with its default). This module only routes
-the command to the script: ``hpcgym train ALGORITHM FLAGS...`` is
-``python -m hpcgym.agents.train_ALGORITHM FLAGS...``.
-
-Python: :func:`train` takes the algorithm's name and the fields of its ``Args``; the
-command is :mod:`hpcgym.cli.train`.
+dataclass is its configuration (:data:`ALGORITHMS`). :func:`train` takes the algorithm's
+name and the fields of its ``Args``; :func:`make_args` only checks them. The command
+``hpcgym train ALGORITHM FLAGS...`` (:mod:`hpcgym.cli.train`) routes to the script's
+``main``, which reads the flags with tyro.
 """
 
 from __future__ import annotations
@@ -37,7 +34,7 @@ def algorithm_module(name: str) -> ModuleType:
 
 
 def train(algorithm: str, **fields: Any) -> Any:
-    """Train ``algorithm`` with ``Args(**fields)``; returns its :class:`~hpcgym.agents.common.TrainResult`.
+    """Train ``algorithm`` with ``Args(**fields)``; returns its :class:`~hpcgym.agents.run.TrainResult`.
 
     Raises:
         UnknownNameError: an unknown algorithm.

@@ -6,7 +6,8 @@ command-line flags by tyro (``--total-timesteps 2048`` sets ``total_timesteps``;
 ever picks valid actions: the environment's ``action_masks()`` reach the policy, which
 gives masked actions probability 0, so the invalid-action count of the report is 0.
 
-What a run does (the shared parts are in :mod:`hpcgym.agents.common`):
+What a run does (the shared parts are in :mod:`hpcgym.agents.common` and
+:mod:`hpcgym.agents.run`):
 
 1. seeds every random generator from ``--seed``;
 2. builds ``--n-envs`` environments on windows of the ``train`` split
@@ -41,7 +42,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hpcgym.agents.common import Run, TrainArgs, TrainResult, ppo_kwargs, require_training, train_main
+from hpcgym.agents.common import TrainArgs, ppo_kwargs, require_training
+from hpcgym.agents.run import Run, TrainResult, train_main
 from hpcgym.common.errors import HpcGymError
 
 ALGORITHM = "maskable-ppo"

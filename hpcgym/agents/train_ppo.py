@@ -16,7 +16,7 @@ model. ``--invalid-penalty P`` subtracts P from the reward of each invalid actio
 The run itself (seeds, environments, validation on the ``validation`` split with the
 best model kept, checkpoints, TensorBoard, progress bar, the saved models' metadata) is
 the one :mod:`hpcgym.agents.train_maskable_ppo` describes, shared through
-:mod:`hpcgym.agents.common`.
+:mod:`hpcgym.agents.common` and :mod:`hpcgym.agents.run`.
 
 Usage::
 
@@ -33,7 +33,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from hpcgym.agents.common import Run, TrainArgs, TrainResult, ppo_kwargs, require_training, train_main
+from hpcgym.agents.common import TrainArgs, ppo_kwargs, require_training
+from hpcgym.agents.run import Run, TrainResult, train_main
 from hpcgym.common.errors import HpcGymError
 
 ALGORITHM = "ppo"

@@ -171,7 +171,7 @@ def _trace_from_models(args: argparse.Namespace) -> None:
     """
     if not args.model or args.trace is not None or args.workload is not None:
         return
-    from hpcgym.agents.common import read_metadata
+    from hpcgym.agents.models import read_metadata
     from hpcgym.workloads import is_job_table
 
     seen = {}

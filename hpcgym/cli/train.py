@@ -1,8 +1,10 @@
-"""``hpcgym train {maskable-ppo,ppo} [flags]``: route to a training script of :mod:`hpcgym.agents`.
+"""``hpcgym train {maskable-ppo,ppo} [flags]``: see HELP.
 
-The script parses its own flags (tyro, from its ``Args`` dataclass); this command only picks
-the script: ``hpcgym train ALGORITHM FLAGS...`` is ``python -m hpcgym.agents.train_ALGORITHM
-FLAGS...``.
+Each algorithm is one cleanrl-style file of :mod:`hpcgym.agents` whose ``Args``
+dataclass is its flags (tyro turns it into the command line;
+``hpcgym train ppo --help`` lists every flag with its default). This command only routes
+to the script (:data:`hpcgym.agents.train.ALGORITHMS`): ``hpcgym train ALGORITHM FLAGS...``
+is ``python -m hpcgym.agents.train_ALGORITHM FLAGS...``.
 """
 
 from __future__ import annotations
@@ -27,3 +29,6 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     algorithm_module(args.algorithm).main(list(args.flags))
     return 0
+
+
+__all__ = ["HELP", "configure", "run"]

@@ -37,17 +37,35 @@ from hpcgym.env.config import (
     EpisodeConfig,
     ObservationConfig,
     RewardConfig,
+    argument_names,
     make_config,
 )
 from hpcgym.env.dispatch import DispatchEnv, DispatchEnvV0
+from hpcgym.env.episodes import evaluation_windows, sample_offset, split_range
 from hpcgym.env.observations import (
+    DEFAULT_OBSERVATIONS,
+    HISTOGRAMS,
+    JOB_FEATURES,
+    OBSERVATIONS,
+    RESOURCE_OBSERVATIONS,
+    SYSTEM_FEATURES,
     ObservationBuilder,
     default_observations,
+    make_observation,
     observation_names,
     register_observation,
 )
 from hpcgym.env.rendering import FRAME_SHAPE
-from hpcgym.env.rewards import RewardTerm, register_reward, reward_names
+from hpcgym.env.rewards import (
+    REWARDS,
+    BsldDense,
+    RewardTerm,
+    WaitDense,
+    make_reward,
+    register_reward,
+    reward_names,
+)
+from hpcgym.env.rllib import make_flat_env, register_rllib_env, rllib_available
 from hpcgym.env.wrappers import FlattenDispatchObservation
 
 __all__ = [
@@ -90,32 +108,3 @@ __all__ = [
     "sample_offset",
     "split_range",
 ]
-
-from hpcgym.env.config import (
-    argument_names,
-)
-from hpcgym.env.episodes import (
-    evaluation_windows,
-    sample_offset,
-    split_range,
-)
-from hpcgym.env.observations import (
-    DEFAULT_OBSERVATIONS,
-    HISTOGRAMS,
-    JOB_FEATURES,
-    OBSERVATIONS,
-    RESOURCE_OBSERVATIONS,
-    SYSTEM_FEATURES,
-    make_observation,
-)
-from hpcgym.env.rewards import (
-    REWARDS,
-    BsldDense,
-    WaitDense,
-    make_reward,
-)
-from hpcgym.env.rllib import (
-    make_flat_env,
-    register_rllib_env,
-    rllib_available,
-)

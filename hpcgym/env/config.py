@@ -30,6 +30,7 @@ import numpy as np
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.env.episodes import SPLITS
 from hpcgym.machine import Machine
+from hpcgym.predict import parse_wait_predictor
 from hpcgym.workloads import Workload, check_procs, real_number
 
 ACTION_MODES = ("job", "policy")
@@ -258,8 +259,6 @@ class ObservationConfig:
         _choice(self.histogram_duration, "histogram_duration", HISTOGRAM_DURATIONS)
         _number(self, "max_time_s", "a number of seconds > 1", lambda v: v > 1)
         _flag(self, "oracle")
-        from hpcgym.predict.waitpred import parse_wait_predictor  # the env's only use of it
-
         parse_wait_predictor(self.wait_predictor)
 
 

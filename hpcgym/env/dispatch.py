@@ -12,9 +12,10 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+import hpcgym.env._kernels as _kernels
+import hpcgym.env.episodes as episodes
 from hpcgym.baselines import EasyBackfilling, make_policy
 from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError
-from hpcgym.env import _kernels, episodes
 from hpcgym.env.config import DispatchConfig, make_config
 from hpcgym.env.observations import (
     DEFAULT_OBSERVATIONS,

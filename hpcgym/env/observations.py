@@ -36,8 +36,8 @@ from typing import ClassVar
 import numpy as np
 from gymnasium import spaces
 
+import hpcgym.env._kernels as _kernels
 from hpcgym.common.registry import Registry, summary_line
-from hpcgym.env import _kernels
 from hpcgym.env.config import ObservationConfig
 from hpcgym.machine import Machine
 from hpcgym.predict import histograms

@@ -30,8 +30,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+import hpcgym.env._kernels as _kernels
 from hpcgym.common.registry import Registry, summary_line
-from hpcgym.env import _kernels
 from hpcgym.sim import TAU, SystemView, bounded_slowdown
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import gymnasium as gym
 
 from hpcgym.common.errors import InvalidConfigError, MissingExtraError
+from hpcgym.env.wrappers import FlattenDispatchObservation
 
 __all__ = ["make_flat_env", "register_rllib_env", "rllib_available"]
 
@@ -61,8 +62,6 @@ def make_flat_env(env_id: str, env_config: Mapping[str, Any] | None = None) -> g
         InvalidConfigError: ``env_id`` is not a registered hpcgym id.
     """
     _check_id(env_id)
-    from hpcgym.env.wrappers import FlattenDispatchObservation
-
     return FlattenDispatchObservation(gym.make(env_id, **dict(env_config or {})))
 
 

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("tyro")
 
-from hpcgym.agents import common, train_maskable_ppo, train_ppo
+from hpcgym.agents import models, train_maskable_ppo, train_ppo
+from hpcgym.agents.run import TrainResult
 from hpcgym.cli import main as cli_main
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.experiments.evaluate import evaluate
@@ -29,7 +30,7 @@ TINY = [
 
 
 @pytest.fixture(scope="module")
-def maskable_run(tmp_path_factory: pytest.TempPathFactory) -> common.TrainResult:
+def maskable_run(tmp_path_factory: pytest.TempPathFactory) -> TrainResult:
     out = tmp_path_factory.mktemp("maskable") / "run"
     return train_maskable_ppo.main([*TINY, "--out", str(out), "--checkpoint-freq", "64"])
 
@@ -65,15 +66,15 @@ def test_the_validation_windows_lie_in_the_validation_split(maskable_run) -> Non
 def test_every_saved_model_carries_the_metadata_and_it_round_trips(maskable_run) -> None:
     run = maskable_run
     for path in [run.final_model, run.best_model, *(run.out / "checkpoints").iterdir()]:
-        assert common.read_metadata(path) == run.metadata
+        assert models.read_metadata(path) == run.metadata
     meta = run.metadata
     assert meta["algorithm"] == "maskable-ppo" and meta["hpcgym_version"]
     assert meta["env"]["env_id"] == "hpcgym/Dispatch-v1" and meta["env"]["trace"] is None
     assert meta["training"]["seed"] == 1 and meta["training"]["net_arch"] == [16]
-    kwargs = common.evaluation_env_kwargs(meta)
+    kwargs = models.evaluation_env_kwargs(meta)
     assert kwargs["window_size"] == 8 and kwargs["backfill"] == "none"
     assert kwargs["observations"] == ("histograms", "jobs", "system")
-    assert not set(kwargs) & set(common.EVALUATION_OWNS)
+    assert not set(kwargs) & set(models.EVALUATION_OWNS)
     # the rebuilt environment is the one the model was trained on
     from hpcgym.env import DispatchEnv, FlattenDispatchObservation
 
@@ -85,7 +86,7 @@ def test_every_saved_model_carries_the_metadata_and_it_round_trips(maskable_run)
 
     MaskablePPO.load(run.final_model, device="cpu")
     with zipfile.ZipFile(run.final_model) as z:
-        assert common.METADATA_MEMBER in z.namelist()
+        assert models.METADATA_MEMBER in z.namelist()
 
 
 def test_evaluate_rebuilds_the_environment_from_the_model(maskable_run) -> None:

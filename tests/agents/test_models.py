@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from hpcgym.agents.common import read_metadata
+from hpcgym.agents.models import read_metadata
 from hpcgym.experiments.evaluate import evaluate
 from hpcgym.workloads import load_default
 

@@ -23,7 +23,7 @@ window's jobs; an agent (anything with ``predict``, e.g. a stable-baselines3 mod
 saved model ``.zip``) acts through :class:`~hpcgym.env.DispatchEnv` reset to the same
 window (``options={"offset": ...}``), which builds the same episode from the same
 functions. A model saved by ``hpcgym train`` carries its environment configuration
-(:mod:`hpcgym.agents.common`): its environment is rebuilt from it, explicit
+(:mod:`hpcgym.agents.models`): its environment is rebuilt from it, explicit
 ``env_kwargs`` override it except where they contradict what the model sees or what its
 actions mean (an error), and the CLI takes the model's trace when no ``--trace`` is
 given. Both are measured the same way: every job of the window (the env's

@@ -108,7 +108,7 @@ def _candidate(policy: Any, name: str | None, predictor: str | None) -> Candidat
     if isinstance(policy, (str, os.PathLike)):
         text = os.fspath(policy)
         if text.endswith(".zip") or (os.sep in text and Path(text).exists()):
-            from hpcgym.agents.common import read_metadata
+            from hpcgym.agents.models import read_metadata
 
             model = load_model(text)
             return Candidate(name or Path(text).stem, "agent", agent=model, metadata=read_metadata(text))
@@ -170,18 +170,18 @@ def agent_env_kwargs(
     """The predictor and environment arguments an agent plays with.
 
     A model saved by ``hpcgym train`` brings its own (everything but the trace and the
-    windows, :func:`hpcgym.agents.common.evaluation_env_kwargs`); ``env_kwargs``
+    windows, :func:`hpcgym.agents.models.evaluation_env_kwargs`); ``env_kwargs``
     override them, and ``predictor`` overrides the model's predictor.
 
     Raises:
         InvalidConfigError: an explicit argument contradicts the model where that matters
-            (:data:`hpcgym.agents.common.SHAPING`: what it sees or what its actions mean),
+            (:data:`hpcgym.agents.models.SHAPING`: what it sees or what its actions mean),
             or the model was trained with other split fractions (its test split would
             not be held out).
     """
     kw = dict(env_kwargs or {})
     if c.metadata is not None:
-        from hpcgym.agents.common import SHAPING, evaluation_env_kwargs
+        from hpcgym.agents.models import SHAPING, evaluation_env_kwargs
 
         recorded = evaluation_env_kwargs(c.metadata)
         for key, value in kw.items():

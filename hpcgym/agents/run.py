@@ -1,0 +1,203 @@
+"""A training run: seeds, environments, callbacks and saving tied together, and what it made.
+
+A script builds its model on :attr:`Run.venv`, learns with :meth:`Run.callbacks` (of
+:mod:`hpcgym.agents.callbacks`) and returns :meth:`Run.finish`, a :class:`TrainResult`
+(the models written, the validation scores, the invalid actions). :func:`train_main` is
+a script's ``main``: its flags, the training, the report.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hpcgym.agents.common import TrainArgs, make_env, make_vec_env, seed_everything
+from hpcgym.agents.models import model_metadata, save_model
+from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.report import json_ready, to_json
+
+
+@dataclass
+class TrainResult:
+    """What a training run made.
+
+    Attributes:
+        model: the trained model (after the last update).
+        out: the run's folder.
+        final_model: the model after the last update (``final_model.zip``).
+        best_model: the model with the lowest mean validation bsld (``best_model.zip``).
+        metadata: what every saved model of the run carries.
+        validations: each validation: ``timesteps``, ``mean_bsld`` (over the windows),
+            ``window_bsld``, ``invalid_rate``; and ``easy_mean_bsld`` on the same windows.
+        steps: training steps taken; ``invalid_steps``: how many were invalid actions
+            (the environment replaced them by its fallback; masked agents have none).
+        train_seconds: wall time of learning (validation and checkpoints included).
+        validation_seconds: the part of it spent on validation; ``steps_per_second``
+            of :meth:`summary` leaves it out.
+        vec_env: the vector environment's class name.
+    """
+
+    model: Any
+    out: Path
+    final_model: Path
+    best_model: Path | None
+    metadata: dict[str, Any]
+    validations: list[dict[str, Any]] = field(default_factory=list)
+    easy_mean_bsld: float | None = None
+    steps: int = 0
+    invalid_steps: int = 0
+    train_seconds: float = 0.0
+    validation_seconds: float = 0.0
+    vec_env: str = ""
+
+    def summary(self) -> dict[str, Any]:
+        """Everything but the model, JSON-ready (what ``training.json`` holds)."""
+        best = min(self.validations, key=lambda v: v["mean_bsld"]) if self.validations else None
+        return json_ready(
+            {
+                "algorithm": self.metadata["algorithm"],
+                "out": str(self.out),
+                "final_model": str(self.final_model),
+                "best_model": None if self.best_model is None else str(self.best_model),
+                "timesteps": self.steps,
+                "invalid_steps": self.invalid_steps,
+                "invalid_rate": self.invalid_steps / max(1, self.steps),
+                "train_seconds": self.train_seconds,
+                "validation_seconds": self.validation_seconds,
+                "steps_per_second": self.steps / max(1e-9, self.train_seconds - self.validation_seconds),
+                "vec_env": self.vec_env,
+                "best_validation": best,
+                "easy_validation_mean_bsld": self.easy_mean_bsld,
+                "validations": self.validations,
+                "metadata": self.metadata,
+            }
+        )
+
+    def report(self) -> str:
+        """A few lines for the terminal."""
+        s = self.summary()
+        lines = [
+            f"{s['algorithm']}: {s['timesteps']:,} steps in {s['train_seconds']:.1f} s, "
+            f"{s['validation_seconds']:.1f} s of it validating ({s['steps_per_second']:.0f} steps/s "
+            f"of training, {s['vec_env']})",
+            f"invalid actions: {s['invalid_steps']:,} of {s['timesteps']:,} steps ({s['invalid_rate']:.1%}; "
+            "each replaced by the environment's fallback)",
+        ]
+        best = s["best_validation"]
+        if best is not None:
+            lines.append(
+                f"best validation mean bsld {best['mean_bsld']:.2f} at {best['timesteps']:,} steps "
+                f"(EASY on the same {len(best['window_bsld'])} windows: {s['easy_validation_mean_bsld']:.2f})"
+            )
+        lines.append(f"models: {s['final_model']}, {s['best_model']}")
+        lines.append(f"evaluate on the test split: hpcgym evaluate --model {s['best_model']}")
+        return "\n".join(lines)
+
+
+class Run:
+    """The shared part of a training run: seeds, environments, callbacks, saving.
+
+    A script builds its model on :attr:`venv`, calls ``model.learn(...,
+    callback=run.callbacks(model))`` and returns :meth:`finish`.
+
+    Args:
+        args: the training arguments.
+        algorithm: the algorithm's name (``"maskable-ppo"``, ``"ppo"``).
+    """
+
+    def __init__(self, args: TrainArgs, algorithm: str) -> None:
+        self.args = args
+        self.algorithm = algorithm
+        self.eval_window_jobs = args.eval_window_jobs or args.window_jobs
+        self.out = Path(args.out if args.out is not None else f"runs/{algorithm}-seed{args.seed}")
+        seed_everything(args.seed, args.torch_threads)
+        # one environment here: checks the trace and window before workers start, and
+        # gives the resolved configuration the saved models carry
+        probe = make_env(args, "train")
+        self.metadata = model_metadata(algorithm, args, probe)
+        probe.close()
+        try:
+            self.validation_env = make_env(args, "validation", window_jobs=self.eval_window_jobs)
+        except InvalidConfigError as err:
+            raise InvalidConfigError(
+                f"--eval-window-jobs: validation windows of {self.eval_window_jobs} jobs: {err}; give "
+                "a smaller --eval-window-jobs"
+            ) from err
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.venv = make_vec_env(args)
+        self._t0 = 0.0
+        self._callbacks: list[Any] = []
+
+    def callbacks(self) -> list[Any]:
+        """Invalid-action counting, validation (best model), checkpoints and the progress bar."""
+        from hpcgym.agents import callbacks as cb
+
+        a = self.args
+
+        def save(model: Any, path: Path) -> Path:
+            return save_model(model, path, self.metadata)
+
+        self.counter = cb.InvalidActionCounter()
+        self.validation = cb.Validation(
+            lambda: self.validation_env,
+            a.eval_windows,
+            a.eval_freq,
+            lambda model: save(model, self.out / "best_model.zip"),
+        )
+        self._callbacks = [self.counter, self.validation]
+        if a.checkpoint_freq:
+            self._callbacks.append(
+                cb.Checkpoints(
+                    a.checkpoint_freq,
+                    lambda model, steps: save(model, self.out / "checkpoints" / f"model_{steps}_steps.zip"),
+                )
+            )
+        if a.progress_bar:
+            self._callbacks.append(cb.ProgressBar(a.total_timesteps))
+        self._t0 = time.perf_counter()
+        return self._callbacks
+
+    def finish(self, model: Any) -> TrainResult:
+        """Save the final model and ``training.json``; close the environments."""
+        seconds = time.perf_counter() - self._t0
+        final = save_model(model, self.out / "final_model.zip", self.metadata)
+        best = self.out / "best_model.zip"
+        result = TrainResult(
+            model=model,
+            out=self.out,
+            final_model=final,
+            best_model=best if best.is_file() else None,
+            metadata=self.metadata,
+            validations=self.validation.history,
+            easy_mean_bsld=self.validation.easy_mean_bsld,
+            steps=self.counter.steps,
+            invalid_steps=self.counter.invalid,
+            train_seconds=seconds,
+            validation_seconds=self.validation.seconds,
+            vec_env=type(self.venv).__name__,
+        )
+        (self.out / "training.json").write_text(to_json(result.summary()) + "\n")
+        self.venv.close()
+        return result
+
+
+def train_main(
+    argv: Sequence[str] | None, args_type: type[TrainArgs], train: Callable[[Any], TrainResult], prog: str
+) -> TrainResult:
+    """Parse ``argv`` into ``args_type`` with tyro, train, print the report.
+
+    tyro prints its own usage errors and exits with status 2; the caller turns an
+    :class:`~hpcgym.common.errors.HpcGymError` into a one-line error.
+    """
+    from hpcgym.common.extras import require
+
+    require("rl", what=prog)
+    import tyro
+
+    args = tyro.cli(args_type, args=None if argv is None else list(argv), prog=prog)
+    result = train(args)
+    print(result.report())
+    return result
