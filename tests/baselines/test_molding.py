@@ -7,10 +7,10 @@ import re
 
 import numpy as np
 import pytest
+from checks import check_schedule
 from conftest import build_workload, examples, random_workloads
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_properties import check_schedule
 
 from hpcgym.baselines import (
     MoldingConfig,

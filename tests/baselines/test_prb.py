@@ -8,10 +8,10 @@ import pickle
 
 import numpy as np
 import pytest
+from checks import machines_and_workloads, replay_capacity, run_cli
 from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_machine import machines_and_workloads, replay_capacity, run_cli
 
 from hpcgym.baselines import (
     PriorityRuleBased,

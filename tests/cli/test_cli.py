@@ -392,7 +392,7 @@ def test_allocation_in_compare_and_on_a_job_table(capsys, tmp_path, two_nodes):
 
 
 def test_allocation_choices_are_the_allocators_policies(capsys, two_nodes):
-    from hpcgym.cli import ALLOCATIONS, with_allocation
+    from hpcgym.cli._common import ALLOCATIONS, with_allocation
     from hpcgym.common.errors import InvalidConfigError
     from hpcgym.machine import POLICIES
 

@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import hpcgym
+import hpcgym.cli.policies
 from hpcgym import cli
 from hpcgym.baselines import make_policy, run_policy
 from hpcgym.baselines._compile import cold_kernels
@@ -181,7 +182,7 @@ def test_main_does_not_hide_bugs(monkeypatch):
     def broken(args: object) -> int:
         raise RuntimeError("a bug")
 
-    monkeypatch.setitem(cli.COMMANDS, "policies", (cli.COMMANDS["policies"][0], broken, "x"))
+    monkeypatch.setattr(hpcgym.cli.policies, "run", broken)
     with pytest.raises(RuntimeError, match="a bug"):
         cli.main(["policies"])
 
@@ -190,7 +191,7 @@ def test_an_interrupt_exits_130_without_a_traceback(monkeypatch, capsys):
     def interrupted(args: object) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(cli.COMMANDS, "policies", (cli.COMMANDS["policies"][0], interrupted, "x"))
+    monkeypatch.setattr(hpcgym.cli.policies, "run", interrupted)
     assert cli.main(["policies"]) == 130
     assert capsys.readouterr().err == "hpcgym: interrupted\n"
 

@@ -7,8 +7,8 @@ import warnings
 import gymnasium as gym
 import numpy as np
 import pytest
+from checks import check_schedule
 from gymnasium.utils.env_checker import check_env as gym_check_env
-from test_properties import check_schedule
 
 import hpcgym
 from hpcgym.common.errors import InvalidConfigError

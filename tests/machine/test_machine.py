@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from checks import jobs_on, machines_and_workloads, replay_capacity, run_cli
 from conftest import quick
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings
 
 from hpcgym.baselines import EasyBackfilling, make_policy, policy_specs, preset_predictor
 from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError, UnknownNameError
@@ -321,21 +321,6 @@ def cores_machine(capacity, *, allocation="first-fit", exclusive=False) -> Machi
     return Machine("m", resources, cap, allocation=allocation, exclusive=exclusive)
 
 
-def jobs_on(machine: Machine, rows, resources=None) -> Workload:
-    """``rows``: (submit, runtime, estimate, chunks, per-chunk vector)."""
-    resources = resources or machine.resources
-    return Workload.from_columns(
-        [r[0] for r in rows],
-        [r[1] for r in rows],
-        None,
-        [r[2] for r in rows],
-        chunks=[r[3] for r in rows],
-        per_chunk=[r[4] for r in rows],
-        resources=resources,
-        machine=machine,
-    )
-
-
 def test_best_fit_and_first_fit_choose_different_nodes():
     # node 0 has 8 cores, node 1 has 4. Job 0 (4 cores) goes to node 0 under first fit,
     # to node 1 (nothing left over) under best fit. Job 1 (8 cores, at t=1) then fits
@@ -441,60 +426,6 @@ def test_utilization_per_resource_type_and_node_group():
 
 
 # ---------------------------------------- properties on random machines
-@st.composite
-def machines_and_workloads(draw, max_jobs: int = 10):
-    n_nodes = draw(st.integers(1, 4))
-    n_res = draw(st.integers(1, 3))
-    cap = np.array([[draw(st.integers(0, 6)) for _ in range(n_res)] for _ in range(n_nodes)])
-    cap[:, 0] = np.maximum(cap[:, 0], 1)
-    machine = Machine(
-        "random",
-        ("cores", "gpus", "mem_gb")[:n_res],
-        cap,
-        exclusive=draw(st.booleans()),
-        allocation=draw(st.sampled_from(["first-fit", "best-fit"])),
-    )
-    n = draw(st.integers(1, max_jobs))
-    t = 0.0
-    rows = []
-    for _ in range(n):
-        t += draw(st.integers(0, 4))
-        runtime = float(draw(st.integers(1, 20)))
-        estimate = runtime + float(draw(st.integers(0, 10)))  # runtime <= estimate
-        node = cap[draw(st.integers(0, n_nodes - 1))]
-        v = [draw(st.integers(0, int(c))) for c in node]
-        v[0] = max(v[0], 1)
-        rows.append((t, runtime, estimate, draw(st.integers(1, 3)), v))
-    w = fit_workload(jobs_on(machine, rows), machine)
-    assume(len(w) > 0)
-    return machine, w
-
-
-def replay_capacity(machine: Machine, w: Workload, s) -> None:
-    """Replay the placements in time (ends before starts at one instant): no node over-used."""
-    chunks, per_chunk, _ = align_requests(machine, w.resources, w.chunks, w.per_chunk)
-    for j in range(len(w)):
-        nodes = s.placement(j)
-        assert len(nodes) == chunks[j], f"job {j}: {len(nodes)} nodes for {chunks[j]} chunks"
-        assert ((nodes >= 0) & (nodes < machine.n_nodes)).all()
-        if machine.exclusive:
-            assert len(set(nodes.tolist())) == len(nodes), f"job {j} has two chunks on one exclusive node"
-    events = sorted([(s.end[j], 0, j) for j in range(len(w))] + [(s.start[j], 1, j) for j in range(len(w))])
-    free = machine.capacity.astype(np.int64).copy()
-    for t, kind, j in events:
-        for i in s.placement(j).tolist():
-            if machine.exclusive:
-                if kind:
-                    assert (free[i] == machine.capacity[i]).all(), f"t={t:g}: job {j} on busy node {i}"
-                    free[i] = 0
-                else:
-                    free[i] = machine.capacity[i]
-            else:
-                free[i] += -per_chunk[j] if kind else per_chunk[j]
-        assert (free >= 0).all(), f"t={t:g}: job {j} over-uses a node: free {free.tolist()}"
-    np.testing.assert_array_equal(free, machine.capacity)
-
-
 POLICY_NAMES = [quick(p) for p in sorted(policy_specs())]
 
 
@@ -567,18 +498,6 @@ def test_the_reservation_property_is_not_vacuous_on_machines():
 
 
 # --------------------------------------------------------------- the CLI
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    import io
-    from contextlib import redirect_stderr, redirect_stdout
-
-    from hpcgym.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = main(list(argv))
-    return code, out.getvalue(), err.getvalue()
-
-
 def test_cli_simulate_on_a_machine_preset_and_with_node_size(tmp_path):
     import json
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from checks import check_schedule
 from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -89,29 +90,6 @@ def state_after(w: Workload, s: Schedule, t: float) -> tuple[np.ndarray, int]:
     running = (s.start <= t) & (t < s.end)
     waiting = (w.submit <= t) & (t < s.start)
     return np.flatnonzero(waiting), int(w.procs - w.procs_req[running].sum())
-
-
-def check_schedule(w: Workload, s: Schedule, kill: bool) -> None:
-    n = len(w)
-    assert np.isfinite(s.start).all() and np.isfinite(s.end).all(), "a job never started or ended"
-    assert (s.start >= w.submit).all(), "a job started before it was submitted"
-    if kill:
-        np.testing.assert_array_equal(s.killed, w.runtime > w.estimate)
-    else:
-        assert not s.killed.any()
-    ran = np.where(s.killed, w.estimate, w.runtime)
-    np.testing.assert_array_equal(s.end, s.start + ran)
-    # capacity: sweep starts (+procs) and ends (-procs); at one instant ends come first.
-    # A job of run time 0 holds nothing over any interval of time, so it is left out.
-    busy = s.end > s.start
-    times = np.concatenate([s.start[busy], s.end[busy]])
-    delta = np.concatenate([w.procs_req[busy], -w.procs_req[busy]])
-    order = np.lexsort((delta, times))
-    in_use = np.cumsum(delta[order])
-    if len(in_use):
-        assert in_use.max() <= w.procs, f"{in_use.max()} processors in use on a machine of {w.procs}"
-        assert in_use.min() >= 0 and in_use[-1] == 0
-    assert len(s.start) == n
 
 
 @pytest.mark.parametrize(("policy", "predictor"), COMBINATIONS)
