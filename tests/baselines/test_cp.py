@@ -484,7 +484,7 @@ def test_a_missing_ortools_is_named_before_the_run(monkeypatch):
 
 @pytest.mark.parametrize("search", ["hint", "priority", "strategy", "default"])
 def test_every_search_gives_a_complete_valid_run(search):
-    w = load_default().window(120)
+    w = load_default().window(60)
     s = Simulator(w).run(make_policy(f"hcp3:delta=0.02,search={search}"))
     assert not np.isnan(s.start).any() and (s.start >= w.submit).all()
     cp = s.extras["cp"]

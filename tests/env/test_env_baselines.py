@@ -59,7 +59,7 @@ def assert_same_schedule(via: Schedule, ref: Schedule) -> None:
 
 # a CP decision is a solver call: the CP presets run on one short window
 CASES = [(p, o, j) for p in PRESETS for o, j in WINDOWS if p.split(":")[0] not in CP_PRESETS]
-CASES += [(p, 0, 100) for p in PRESETS if p.split(":")[0] in CP_PRESETS]
+CASES += [(p, 0, 40) for p in PRESETS if p.split(":")[0] in CP_PRESETS]
 
 
 @pytest.mark.parametrize(("policy", "offset", "jobs"), CASES)
