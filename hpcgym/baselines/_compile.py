@@ -1,9 +1,12 @@
-"""Say so when numba is about to compile the kernels: the first run pauses for several seconds.
+"""Say so when numba is about to compile kernels: the first run pauses for several seconds.
 
-The dispatcher kernels are compiled with ``cache=True``: the first run on a machine (or
-after the kernels' source changed) compiles them, 6-9 s, and stores the result on disk;
-later runs load it in a fraction of a second. :func:`announce_compilation` prints one
-line on stderr before that first compilation and nothing otherwise.
+The kernels are compiled with ``cache=True``: the first run on a machine (or after the
+kernels' source changed) compiles those it uses and stores them on disk; later runs
+load them in a fraction of a second. A dispatcher compiles only its own family, in its
+``reset`` (:func:`hpcgym.baselines._kernels.load_kernels`); once
+:func:`announce_compilation` has turned the notice on (the command line does), one line
+on stderr says so before kernels without a cache are compiled, and nothing is said
+otherwise.
 
 How a cold cache is detected: a kernel is warm if it is already compiled or loaded in
 this process (its ``signatures`` are not empty), or if numba's on-disk index for it
@@ -20,7 +23,8 @@ from __future__ import annotations
 import pickle
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 
@@ -43,26 +47,36 @@ def cold_kernels(kernels: Iterable[Any]) -> list[str]:
     return [getattr(k, "__name__", repr(k)) for k in kernels if is_cold(k)]
 
 
-def dispatcher_kernels() -> list[Any]:
-    """The kernels every simulation with a reference dispatcher loads (see ``load_kernels``)."""
-    from hpcgym.baselines import _kernels
-
-    return [_kernels.list_kernel, _kernels.easy_kernel]
+_announce = False
 
 
-def announce_compilation(stream: TextIO | None = None) -> bool:
-    """If the dispatcher kernels are not cached yet, say so, compile them now and say how long it took.
+def announce_compilation(on: bool = True) -> bool:
+    """Turn on (or off) the notice, for this process, before kernels without a cache are compiled.
+
+    A command turns it on (``hpcgym.cli.main`` turns it off when the command ends); a
+    library user's process stays quiet unless it asks.
 
     Returns:
-        Whether the kernels were compiled (and the message printed).
+        Whether it was on before.
     """
-    if not cold_kernels(dispatcher_kernels()):
-        return False
-    from hpcgym.baselines._kernels import load_kernels
+    global _announce
+    before = _announce
+    _announce = bool(on)
+    return before
 
+
+@contextmanager
+def announce_compilation_of(kernels: Iterable[Any], stream: TextIO | None = None) -> Iterator[bool]:
+    """Around compiling ``kernels``: if the notice is on and one of them is cold, say so and time it.
+
+    Yields:
+        Whether the notice was printed.
+    """
+    if not _announce or not cold_kernels(kernels):
+        yield False
+        return
     out = sys.stderr if stream is None else stream
     print("hpcgym: compiling kernels, first run only ...", end="", file=out, flush=True)
     t0 = time.perf_counter()
-    load_kernels()
+    yield True
     print(f" done in {time.perf_counter() - t0:.1f} s", file=out, flush=True)
-    return True

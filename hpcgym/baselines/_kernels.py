@@ -14,12 +14,12 @@ new arrays on every decision.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
 
-from hpcgym.machine import BEST_FIT, FIRST_FIT, Nodes, fits, place, take
+from hpcgym.machine import BEST_FIT, Nodes, fits, place, take
 from hpcgym.sim import Jobs, State
 from hpcgym.sim._kernels import jobs_of, nodes_of, state_of
 
@@ -652,38 +652,83 @@ def easy_decide_order(
     return easy_kernel(nodes_of(mem), jobs, state, rule, out[:n], out[n:], reservation)
 
 
-_loaded = False
+FAMILIES = ("fcfs", "list", "prb", "easy", "easy-first", "order", "easy-order")
+"""The kernel families :func:`load_kernels` knows: one entry point each (see :func:`entry_points`)."""
+
+_loaded: set[str] = set()
 
 
-def load_kernels() -> None:
-    """Compile or load every kernel now (once per process), so timed runs measure simulation only."""
-    global _loaded
-    if _loaded:
-        return
+def entry_points(family: str) -> list[Any]:
+    """The compiled functions Python calls for ``family`` (``"engine"``: the engine's own)."""
+    from hpcgym.sim import _kernels as ek
+
+    return {
+        "engine": [ek.instant, ek.commit, ek.fits_job, ek.fits_jobs, ek.any_waiting_fits, ek.compact],
+        "fcfs": [fcfs_decide],
+        "list": [list_decide],
+        "prb": [prb_decide],
+        "easy": [easy_decide],
+        "easy-first": [easy_decide_first],
+        "order": [order_decide],
+        "easy-order": [easy_decide_order],
+    }[family]
+
+
+def load_kernels(*families: str) -> None:
+    """Compile or load the kernels of ``families`` and the engine's now, once per process.
+
+    A dispatcher loads its own family in ``reset``, so a run's clock measures simulation
+    only and a run compiles nothing it does not use; with no family named, every one is
+    loaded (a sweep, before its workers start). If the notice is on (see
+    :func:`hpcgym.baselines._compile.announce_compilation`) and a kernel about to be
+    compiled has no cache, one line on stderr says so.
+
+    Raises:
+        KeyError: an unknown family (not in :data:`FAMILIES`).
+    """
+    wanted = ["engine", *(families or FAMILIES)]
+    from hpcgym.baselines._compile import announce_compilation_of
+
+    kernels = [k for f in wanted for k in entry_points(f)]
+    todo = [f for f in wanted if f not in _loaded]
+    with announce_compilation_of(kernels):
+        if todo:
+            _warm_up(todo)
+    _loaded.update(todo)
+
+
+def _warm_up(families: list[str]) -> None:
+    """Call each family's entry point (and the engine's kernels) with the types a run passes."""
     from hpcgym.sim import Simulator
     from hpcgym.workloads import Workload
 
-    # the engine hands read-only arrays, a type of their own for numba: warm up with its
-    # view, and run the engine's own kernels (arrivals, starts, ends) on the way
+    # the engine hands read-only arrays, a type of their own for numba: warm up with its view
     w = Workload.from_columns([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [1, 1, 2], [1.0, 1.0, 1.0], procs=2)
     sim = Simulator(w)
     sim.advance()
     mem, prediction, start, now = sim.view.kernel_inputs()
     out = np.zeros(3 + 3, dtype=np.int64)
     reservation = np.zeros(RESERVATION_FIELDS)
-    fcfs_decide(mem, prediction, start, now, out)
-    list_decide(mem, prediction, start, now, False, out)
-    ones = np.ones(3)
-    for allocation in (-1, FIRST_FIT, BEST_FIT):
-        prb_decide(mem, prediction, start, now, np.zeros(3), ones, ones, allocation, out)
-    for flag in (False, True):
-        rule = (1.0, flag, flag, flag)
-        easy_decide(mem, prediction, start, now, rule, out, reservation)
-        easy_decide_first(mem, prediction, start, now, 0, rule, out, reservation)
     order = np.ascontiguousarray(sim.view.queue[::-1])
-    for flag in (False, True):
-        order_decide(mem, prediction, start, now, order, flag, out)
-    easy_decide_order(mem, prediction, start, now, order, (1.0, False, False, False), out, reservation)
+    rule = (1.0, False, False, False)
+    for family in families:
+        if family == "fcfs":
+            fcfs_decide(mem, prediction, start, now, out)
+        elif family == "list":
+            list_decide(mem, prediction, start, now, False, out)
+        elif family == "prb":
+            ones = np.ones(3)
+            prb_decide(mem, prediction, start, now, np.zeros(3), ones, ones, BEST_FIT, out)
+        elif family == "easy":
+            easy_decide(mem, prediction, start, now, rule, out, reservation)
+        elif family == "easy-first":
+            easy_decide_first(mem, prediction, start, now, 0, rule, out, reservation)
+        elif family == "order":
+            order_decide(mem, prediction, start, now, order, False, out)
+        elif family == "easy-order":
+            easy_decide_order(mem, prediction, start, now, order, rule, out, reservation)
+    if "engine" not in families:
+        return
     out_jobs = out[:3]
     out_nodes = out[3:]
     sim.view.fits(1)
@@ -695,4 +740,3 @@ def load_kernels() -> None:
     sim.view.queue  # noqa: B018 - compacts the queue
     while sim.advance():
         sim.start(sim.view.queue[:1])
-    _loaded = True

@@ -85,7 +85,7 @@ class FCFS(DispatcherBase):
         self._out = _Buffers()
 
     def reset(self, view: SystemView) -> None:
-        load_kernels()
+        load_kernels("fcfs")
         self._out.ready(view)
 
     def __call__(self, view: SystemView) -> Decision | tuple[()]:
@@ -113,7 +113,7 @@ class ListScheduler(DispatcherBase):
         self._out = _Buffers()
 
     def reset(self, view: SystemView) -> None:
-        load_kernels()
+        load_kernels("list")
         self._out.ready(view)
 
     def __call__(self, view: SystemView) -> Decision:
@@ -195,13 +195,14 @@ class EasyBackfilling(DispatcherBase):
             self.extra != "classic",
         )
         self._out = _Buffers()
+        self._first_loaded = False
 
     @property
     def every_event(self) -> bool:
         return self.record_reservations
 
     def reset(self, view: SystemView) -> None:
-        load_kernels()
+        load_kernels("easy")
         self._out.ready(view)
         self.first_reservation = np.full(len(view.submit), np.nan)
 
@@ -229,6 +230,9 @@ class EasyBackfilling(DispatcherBase):
         if first is None:
             counts = easy_decide(*view.kernel_inputs(), self._rule, out.out, self.reservation)
         else:
+            if not self._first_loaded:  # the environment's backfill="easy" mode only
+                load_kernels("easy-first")
+                self._first_loaded = True
             counts = easy_decide_first(*view.kernel_inputs(), first, self._rule, out.out, self.reservation)
         return out.decision(*counts)
 
@@ -388,7 +392,7 @@ class PriorityRuleBased(DispatcherBase):
         self._info: dict[str, object] = {}
 
     def reset(self, view: SystemView) -> None:
-        load_kernels()
+        load_kernels("prb")
         self._prepare(view)
 
     def _prepare(self, view: SystemView) -> None:

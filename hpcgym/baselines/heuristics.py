@@ -169,7 +169,7 @@ class QueueOrder(DispatcherBase):
         self.last_order = np.zeros(0, dtype=np.int64)
 
     def reset(self, view: SystemView) -> None:
-        load_kernels()
+        load_kernels("easy-order" if self.backfill else "order")
         self._out.ready(view)
         self._rng = np.random.default_rng(int(self.seed))
 

@@ -75,7 +75,7 @@ class Replay(DispatcherBase):
 
     def reset(self, view: SystemView) -> None:
         self._view = view
-        load_kernels()
+        load_kernels("order")
         self._out.ready(view)
         n = len(view.submit)
         # until the engine shows the log (see_log): every wait unknown, due at submission

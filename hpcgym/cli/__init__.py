@@ -77,3 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hpcgym: interrupted", file=sys.stderr)
         return 130
+    finally:  # the compilation notice a command turned on stays with that command
+        compile_notice = sys.modules.get("hpcgym.baselines._compile")
+        if compile_notice is not None:
+            compile_notice.announce_compilation(False)

@@ -111,8 +111,9 @@ def load_trace(args: argparse.Namespace) -> Any:
 
     Problems the reader warns about (:class:`~hpcgym.common.errors.TraceWarning`: odd values in
     unused fields, a guessed machine size) are in the load report, which every command
-    prints on stderr, so they are not printed a second time as Python warnings. If the
-    dispatcher kernels are not compiled yet, this says so on stderr and compiles them.
+    prints on stderr, so they are not printed a second time as Python warnings. It turns on
+    the notice that kernels are being compiled (once, when a run needs kernels that have no
+    cache yet; see :mod:`hpcgym.baselines._compile`).
     """
     from hpcgym.baselines._compile import announce_compilation
     from hpcgym.workloads import default_trace_path, read_swf

@@ -103,8 +103,11 @@ def run_sweep(
     if max_runs is not None:
         pending = pending[:max_runs]
     from hpcgym.baselines._compile import announce_compilation
+    from hpcgym.baselines._kernels import load_kernels
 
-    announce_compilation()  # once here, not in every worker at the same time
+    notice = announce_compilation()
+    load_kernels()  # every family, here once (not in each worker at once), before the first clock
+    announce_compilation(notice)
     ran = 0
     if pending:
         bar = progress_bar(len(pending), "run", spec.name, progress)
@@ -112,10 +115,6 @@ def run_sweep(
             rows: Iterable[dict[str, Any]] = _ray(loaded, pending, options, address, processes)
         else:
             procs = min(processes or os.cpu_count() or 1, len(pending))
-            if procs <= 1:
-                from hpcgym.baselines._kernels import load_kernels
-
-                load_kernels()  # as the pool's workers do, before the first run's clock
             rows = _local(loaded, pending, options, procs)
         try:
             for row in rows:
@@ -148,11 +147,11 @@ def estimate(spec: SweepSpec, out: str | os.PathLike[str] | None, *, workers: in
         done = {r["key"] for r in read_results(out)}
     pending = [cfg for cfg in runs if cfg.key(options) not in done]
     from hpcgym.baselines._compile import announce_compilation
+    from hpcgym.baselines._kernels import load_kernels
 
-    if not announce_compilation():
-        from hpcgym.baselines._kernels import load_kernels
-
-        load_kernels()  # not part of the timed run
+    notice = announce_compilation()
+    load_kernels()  # not part of the timed run
+    announce_compilation(notice)
     probe = pending[0] if pending else runs[0]
     row = run_one(traces[probe.trace], probe, options)
     per_job = row["cpu_seconds"] / max(1, len(traces[probe.trace]))
