@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from hpcgym.machine import BEST_FIT, Nodes, fits, place, take
+from hpcgym.machine.allocator import stable_argsort
 from hpcgym.sim import Jobs, State
 from hpcgym.sim._kernels import jobs_of, nodes_of, state_of
 
@@ -52,14 +53,16 @@ class EasyRule(NamedTuple):
 EasyRuleArg = EasyRule | tuple[float, bool, bool, bool]
 """An :class:`EasyRule`, or its fields as a plain tuple."""
 
+NO_LITERAL_ZERO = np.int64(0)
+"""0 as an int64, not a literal: a compiled function called with a literal argument
+(``f(x, 0)``, or a variable that starts at 0) is compiled once more for that literal
+type, several seconds on the first run. Booleans likewise: ``np.bool_(True)``."""
+
 
 @njit(cache=True)
-def _order(jobs: np.ndarray, key: np.ndarray, descending: bool) -> np.ndarray:
-    """``jobs`` sorted by ``key[jobs]``; ties keep the given (arrival) order."""
-    k = key[jobs]
-    if descending:
-        k = -k
-    return jobs[np.argsort(k, kind="mergesort")]
+def _order(jobs: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """``jobs`` sorted by ``key`` (``key[i]`` is job ``jobs[i]``'s); ties keep the given (arrival) order."""
+    return jobs[stable_argsort(key)]
 
 
 # The loops over waiting jobs first ask whether a job's whole request is within the free
@@ -128,7 +131,7 @@ def fcfs_kernel(
     total = _totals(free)
     per = jb.per_chunk
     k = 0
-    pos = 0
+    pos = NO_LITERAL_ZERO
     n_res = free.shape[1]
     for j in st.queue:
         c = jb.chunks[j]
@@ -158,8 +161,11 @@ def list_kernel(
     prediction (stable: ties keep arrival order).
     """
     st = State(*state)
-    ordered = State(st.now, st.free, _order(st.queue, Jobs(*jobs).prediction, descending), st.running)
-    return order_kernel(machine, jobs, ordered, True, out_jobs, out_nodes)
+    key = Jobs(*jobs).prediction[st.queue]
+    if descending:
+        key = -key
+    ordered = State(st.now, st.free, _order(st.queue, key), st.running)
+    return order_kernel(machine, jobs, ordered, np.bool_(True), out_jobs, out_nodes)
 
 
 @njit(cache=True)
@@ -179,8 +185,8 @@ def prb_order(
     """
     prio = weight[queue] * (now - submit[queue])
     demand = size[queue] * prediction[queue]
-    by_demand = np.argsort(demand, kind="mergesort")
-    by_priority = np.argsort(-prio[by_demand], kind="mergesort")
+    by_demand = stable_argsort(demand)
+    by_priority = stable_argsort(-prio[by_demand])
     return queue[by_demand[by_priority]]
 
 
@@ -210,7 +216,7 @@ def prb_kernel(
     free = st.free.copy()
     left = free.sum()
     k = 0
-    pos = 0
+    pos = NO_LITERAL_ZERO
     if left == 0 or len(st.queue) == 0:
         return k, pos
     for j in prb_order(st.queue, st.now, submit, weight, size, jb.prediction):
@@ -333,16 +339,21 @@ def easy_kernel(
     # minimum; where each started job's placement sits in out_nodes, and the head's nodes
     mats = np.empty((3, st.free.shape[0], st.free.shape[1]), dtype=np.int64)
     free = mats[0]
-    free[:] = st.free
+    n_nodes, n_res = free.shape
+    # copies and minimums spelt out as loops: numba compiles ``a[:] = b`` and
+    # ``np.minimum(a, b, out)`` with a shape-mismatch error path that formats a message,
+    # several seconds of compiling for what one loop does
+    for a in range(n_nodes):
+        for r in range(n_res):
+            free[a, r] = st.free[a, r]
     total = _totals(free)
     left = total.sum()
-    order = _order(queue, pred, False) if ru.reserve_shortest else queue
+    order = _order(queue, pred[queue]) if ru.reserve_shortest else queue
     seg = np.empty(nq, dtype=np.int64)
     k = 0
-    pos = 0
+    pos = NO_LITERAL_ZERO
     # 1. start jobs in reservation order while they fit
     i = 0
-    n_res = free.shape[1]
     while i < nq:
         j = order[i]
         c = chunks[j]
@@ -376,9 +387,11 @@ def easy_kernel(
         ends[q] = jb.start[r] + ru.factor * pred[r]
     for q in range(k):
         ends[nr + q] = now + ru.factor * pred[out_jobs[q]]
-    idx = np.argsort(ends, kind="mergesort")
+    idx = stable_argsort(ends)
     trial = mats[1]
-    trial[:] = free
+    for a in range(n_nodes):
+        for r in range(n_res):
+            trial[a, r] = free[a, r]
     trial_total = total.copy()
     cap = m.capacity
     ptr = jb.placement_ptr
@@ -417,7 +430,7 @@ def easy_kernel(
             _release(trial, trial_total, cap, m.exclusive, per, rj, out_nodes, lo, lo + chunks[rj])
         q += 1
     held = np.empty(hc, dtype=np.int64)
-    if not place(m, trial, hc, hv, held, 0):  # pragma: no cover - the head fits an empty machine
+    if not place(m, trial, hc, hv, held, NO_LITERAL_ZERO):  # pragma: no cover - the head fits an empty machine
         return k, pos
     take(m, trial, hv, held)
     extra = trial  # free at the reservation beyond the head job's nodes
@@ -441,9 +454,12 @@ def easy_kernel(
             if may_fit and fits(m, free, c, per[j]):
                 fit[nf] = j
                 nf += 1
-        rest = _order(fit[:nf], pred, False)
+        fit = fit[:nf]
+        rest = _order(fit, pred[fit])
     limit = mats[2]  # what a job that ends after the reservation may use: min(free, extra)
-    np.minimum(free, extra, limit)
+    for a in range(n_nodes):
+        for r in range(n_res):
+            limit[a, r] = min(free[a, r], extra[a, r])
     limit_total = _totals(limit)
     for j in rest:
         c = chunks[j]
@@ -584,7 +600,7 @@ def order_kernel(
     left = total.sum()
     per = jb.per_chunk
     k = 0
-    pos = 0
+    pos = NO_LITERAL_ZERO
     if left == 0:
         return k, pos
     n_res = free.shape[1]
@@ -686,14 +702,13 @@ def load_kernels(*families: str) -> None:
     Raises:
         KeyError: an unknown family (not in :data:`FAMILIES`).
     """
-    wanted = ["engine", *(families or FAMILIES)]
+    todo = [f for f in ("engine", *(families or FAMILIES)) if f not in _loaded]
+    if not todo:
+        return
     from hpcgym.baselines._compile import announce_compilation_of
 
-    kernels = [k for f in wanted for k in entry_points(f)]
-    todo = [f for f in wanted if f not in _loaded]
-    with announce_compilation_of(kernels):
-        if todo:
-            _warm_up(todo)
+    with announce_compilation_of([k for f in todo for k in entry_points(f)]):
+        _warm_up(todo)
     _loaded.update(todo)
 
 
@@ -702,11 +717,11 @@ def _warm_up(families: list[str]) -> None:
     from hpcgym.sim import Simulator
     from hpcgym.workloads import Workload
 
-    # the engine hands read-only arrays, a type of their own for numba: warm up with its view
+    # the types of a run: the dispatchers' (see SystemView.kernel_inputs(live=True))
     w = Workload.from_columns([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [1, 1, 2], [1.0, 1.0, 1.0], procs=2)
     sim = Simulator(w)
     sim.advance()
-    mem, prediction, start, now = sim.view.kernel_inputs()
+    mem, prediction, start, now = sim.view.kernel_inputs(live=True)
     out = np.zeros(3 + 3, dtype=np.int64)
     reservation = np.zeros(RESERVATION_FIELDS)
     order = np.ascontiguousarray(sim.view.queue[::-1])

@@ -93,7 +93,7 @@ class FCFS(DispatcherBase):
         if not view.fits(queue[0]):  # usual at FCFS's decision points: a later job fits, not the first
             return ()
         out = self._out.ready(view)
-        return out.decision(*fcfs_decide(*view.kernel_inputs(), out.out))
+        return out.decision(*fcfs_decide(*view.kernel_inputs(live=True), out.out))
 
 
 class ListScheduler(DispatcherBase):
@@ -118,7 +118,7 @@ class ListScheduler(DispatcherBase):
 
     def __call__(self, view: SystemView) -> Decision:
         out = self._out.ready(view)
-        return out.decision(*list_decide(*view.kernel_inputs(), self.longest_first, out.out))
+        return out.decision(*list_decide(*view.kernel_inputs(live=True), self.longest_first, out.out))
 
 
 @dataclass
@@ -228,12 +228,13 @@ class EasyBackfilling(DispatcherBase):
         """
         out = self._out.ready(view)
         if first is None:
-            counts = easy_decide(*view.kernel_inputs(), self._rule, out.out, self.reservation)
+            counts = easy_decide(*view.kernel_inputs(live=True), self._rule, out.out, self.reservation)
         else:
             if not self._first_loaded:  # the environment's backfill="easy" mode only
                 load_kernels("easy-first")
                 self._first_loaded = True
-            counts = easy_decide_first(*view.kernel_inputs(), first, self._rule, out.out, self.reservation)
+            inputs = view.kernel_inputs(live=True)
+            counts = easy_decide_first(*inputs, first, self._rule, out.out, self.reservation)
         return out.decision(*counts)
 
     def extras(self) -> dict[str, object]:
@@ -464,7 +465,7 @@ class PriorityRuleBased(DispatcherBase):
         self._prepare(view)
         out = self._out
         counts = prb_decide(
-            *view.kernel_inputs(), self._submit, self._weight, self._size, self._policy, out.out
+            *view.kernel_inputs(live=True), self._submit, self._weight, self._size, self._policy, out.out
         )
         return out.decision(*counts)
 

@@ -184,7 +184,7 @@ class QueueOrder(DispatcherBase):
     def __call__(self, view: SystemView) -> Decision:
         out = self._out.ready(view)
         order = self.last_order = self.order(view)
-        mem, prediction, start, now = view.kernel_inputs()
+        mem, prediction, start, now = view.kernel_inputs(live=True)
         if self.backfill:
             counts = easy_decide_order(
                 mem, prediction, start, now, order, self._rule, out.out, self.reservation

@@ -107,7 +107,7 @@ class Replay(DispatcherBase):
         ready = ready[np.argsort(self._rank[ready])]
         out = self._out.ready(view)
         # order_kernel walks the order it is given only: here the due jobs, not the whole queue
-        d = out.decision(*order_decide(*view.kernel_inputs(), ready, True, out.out))
+        d = out.decision(*order_decide(*view.kernel_inputs(live=True), ready, True, out.out))
         self._started[d.jobs] = view.now
         return d
 

@@ -94,6 +94,66 @@ def best_fit_weights(capacity: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
+def _before(a: Any, b: Any) -> bool:
+    """Whether key ``a`` sorts strictly before ``b`` (NaN last, as numpy sorts)."""
+    return a < b or (b != b and a == a)
+
+
+@njit(cache=True)
+def stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")``: the same order, ties (and NaNs) keeping index order.
+
+    A merge sort over runs of 16 sorted by insertion. Numba compiles numpy's stable
+    argsort several times more slowly than this, and the order of a stable sort is
+    unique, so the two agree element for element.
+    """
+    n = len(keys)
+    idx = np.arange(n)
+    run = 16
+    for lo in range(0, n, run):
+        hi = min(lo + run, n)
+        for i in range(lo + 1, hi):
+            x = idx[i]
+            kx = keys[x]
+            j = i - 1
+            while j >= lo and _before(kx, keys[idx[j]]):
+                idx[j + 1] = idx[j]
+                j -= 1
+            idx[j + 1] = x
+    if n <= run:
+        return idx
+    src = idx
+    dst = np.empty(n, dtype=np.int64)
+    width = run
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            o = lo
+            while i < mid and j < hi:
+                if _before(keys[src[j]], keys[src[i]]):
+                    dst[o] = src[j]
+                    j += 1
+                else:
+                    dst[o] = src[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                dst[o] = src[i]
+                i += 1
+                o += 1
+            while j < hi:
+                dst[o] = src[j]
+                j += 1
+                o += 1
+        src, dst = dst, src
+        width *= 2
+    return src
+
+
+@njit(cache=True, inline="always")
 def slots(nodes: Nodes, free: np.ndarray, i: int, v: np.ndarray) -> int:
     """How many chunks of ``v`` node ``i`` can take now (at most 1 on an exclusive machine)."""
     cap = nodes.capacity
@@ -158,7 +218,7 @@ def place(machine: NodesArg, free: np.ndarray, chunks: int, v: np.ndarray, out: 
                 total += k
         if total < chunks:
             return False
-        order = np.argsort(score[:nc], kind="mergesort")  # stable: ties keep node order
+        order = stable_argsort(score[:nc])  # ties keep node order
         left = chunks
         for o in order:
             k = room[o]

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.machine.allocator import fits
+from hpcgym.machine.allocator import Nodes, fits
 from hpcgym.machine.model import Machine
 
 PBS_NAMES = {"ncpus": "cores", "ngpus": "gpus", "nmics": "mics", "mem": "mem_gb"}
@@ -151,8 +151,11 @@ def align_requests(
     ok = reason == 0
     if ok.any():
         shapes, inverse = np.unique(np.column_stack([chunks[ok], out[ok]]), axis=0, return_inverse=True)
-        nodes = tuple(machine.nodes)
-        cap = np.ascontiguousarray(machine.capacity)
+        # writable copies in a Nodes bundle: the argument types of the dispatch kernels'
+        # own calls, so numba compiles fits once for both
+        m = machine.nodes
+        cap = np.array(m.capacity, dtype=np.int64)
+        nodes = Nodes(cap, np.array(m.weight, dtype=np.int64), bool(m.exclusive), int(m.policy))
         code = np.zeros(len(shapes), dtype=np.int64)
         for s, row in enumerate(shapes):
             v = np.ascontiguousarray(row[1:])

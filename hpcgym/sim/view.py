@@ -228,12 +228,19 @@ class SystemView:
         )
         return tuple(self._sim.machine.nodes), jobs, (self.now, self.free, self.queue, self.running)
 
-    def kernel_inputs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    def kernel_inputs(self, *, live: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
         """``(mem, prediction, start, now)``: the engine's state for compiled kernels.
 
         ``mem`` is the engine's buffer (read-only), from which compiled code rebuilds
         the bundles with :func:`hpcgym.sim._kernels.nodes_of`, ``jobs_of`` and
         ``state_of``: one array crosses into numba instead of a dozen.
+
+        Args:
+            live: hand the engine's buffer itself, writable, instead of a read-only view.
+                For hpcgym's reference kernels, which write only their own output
+                buffers: numba compiles a function once per argument type, and a
+                read-only array is a type of its own, so with the engine's own type the
+                allocator they share with the engine is compiled once, not twice.
         """
         self.queue  # noqa: B018 - compacts the queue buffer, which kernels then read as it is
-        return self._mem, self.prediction, self.start, self._sim.now
+        return self._sim._mem if live else self._mem, self.prediction, self.start, self._sim.now

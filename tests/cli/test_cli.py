@@ -309,15 +309,20 @@ def test_a_guessed_machine_size_is_a_warning_with_the_fix(capsys, tmp_path):
 
 
 def test_compilation_is_announced_only_when_the_cache_is_cold(capsys, monkeypatch):
-    from hpcgym.baselines import _compile
+    from hpcgym.baselines import _compile, _kernels
 
-    monkeypatch.setattr(_compile, "cold_kernels", lambda kernels: ["easy_kernel"])
+    monkeypatch.setattr(_compile, "cold_kernels", lambda kernels: ["easy_decide"])
+    monkeypatch.setattr(_kernels, "_loaded", set())  # as in a new process
     assert main(["simulate", "--jobs", "50", "--no-progress", "--json"]) == 0
     err = capsys.readouterr().err
     assert err.count("hpcgym: compiling kernels, first run only ... done in ") == 1
+    assert main(["simulate", "--jobs", "50", "--no-progress", "--json"]) == 0
+    assert "compiling" not in capsys.readouterr().err, "loaded in this process: nothing to compile"
     monkeypatch.setattr(_compile, "cold_kernels", lambda kernels: [])
+    monkeypatch.setattr(_kernels, "_loaded", set())
     assert main(["simulate", "--jobs", "50", "--no-progress", "--json"]) == 0
     assert "compiling" not in capsys.readouterr().err
+    assert not _compile._announce, "the notice ends with the command"
 
 
 def test_python_dash_m_entry_point():

@@ -22,6 +22,7 @@ from hpcgym.machine import (
     take,
     take_checked,
 )
+from hpcgym.machine.allocator import stable_argsort
 
 
 def nodes(capacity, *, policy=FIRST_FIT, exclusive=False) -> Nodes:
@@ -214,3 +215,20 @@ def test_one_node_one_type_is_plain_processor_counting(policy):
     for need in (1, 64, 128, 129):
         for free in (0, 63, 64, 128):
             assert fits(m, np.array([[free]]), 1, np.array([need])) == (need <= free)
+
+
+# --------------------------------------------------------------- the stable sort
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from([0.0, -0.0, 1.0, 2.5, -3.0, np.inf, -np.inf, np.nan]), max_size=80),
+)
+def test_stable_argsort_is_numpys_stable_argsort_with_ties_and_nans(values):
+    keys = np.array(values, dtype=np.float64)
+    assert stable_argsort(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(-5, 5), max_size=300))
+def test_stable_argsort_of_integers_keeps_ties_in_index_order(values):
+    keys = np.array(values, dtype=np.int64)
+    assert stable_argsort(keys).tolist() == np.argsort(keys, kind="stable").tolist()
