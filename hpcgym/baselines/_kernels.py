@@ -10,6 +10,14 @@ on its own copy of the free matrix, writes the jobs to start into ``out_jobs`` a
 their placements, concatenated, into ``out_nodes``, and returns how many of each it
 wrote: ``(jobs, node entries)``. Writing into the caller's buffers spares numba boxing
 new arrays on every decision.
+
+What the first run compiles: a dispatcher loads only its own family of kernels in its
+``reset`` (:func:`load_kernels`; FCFS, SJF/LJF, the queue-order heuristics and replay
+share one kernel, :func:`order_decide`). The kernels are ``inline="always"`` into the
+adapters the dispatchers call (``*_decide``), so each is compiled once, inside its
+adapter, not once on its own and again there; every call passes the same argument types
+(the engine's writable buffer, no literal constants: see :data:`NO_LITERAL_ZERO`), so
+each compiled function has one specialisation.
 """
 
 from __future__ import annotations
@@ -59,7 +67,7 @@ NO_LITERAL_ZERO = np.int64(0)
 type, several seconds on the first run. Booleans likewise: ``np.bool_(True)``."""
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _order(jobs: np.ndarray, key: np.ndarray) -> np.ndarray:
     """``jobs`` sorted by ``key`` (``key[i]`` is job ``jobs[i]``'s); ties keep the given (arrival) order."""
     return jobs[stable_argsort(key)]
@@ -120,55 +128,6 @@ def _start(
 
 
 @njit(cache=True)
-def fcfs_kernel(
-    machine: Nodes, jobs: Jobs, state: State, out_jobs: np.ndarray, out_nodes: np.ndarray
-) -> tuple[int, int]:
-    """First come, first served: start waiting jobs in arrival order until one does not fit."""
-    m = Nodes(*machine)
-    jb = Jobs(*jobs)
-    st = State(*state)
-    free = st.free.copy()
-    total = _totals(free)
-    per = jb.per_chunk
-    k = 0
-    pos = NO_LITERAL_ZERO
-    n_res = free.shape[1]
-    for j in st.queue:
-        c = jb.chunks[j]
-        for r in range(n_res):
-            if c * per[j, r] > total[r]:
-                return k, pos
-        if _start(m, free, total, per, j, c, out_nodes, pos) < 0:
-            break
-        out_jobs[k] = j
-        k += 1
-        pos += c
-    return k, pos
-
-
-@njit(cache=True)
-def list_kernel(
-    machine: Nodes,
-    jobs: Jobs,
-    state: State,
-    descending: bool,
-    out_jobs: np.ndarray,
-    out_nodes: np.ndarray,
-) -> tuple[int, int]:
-    """SJF / LJF of Galleguillos et al.: sort by predicted duration, start every job that fits.
-
-    :func:`order_kernel` with every fitting job started, over the queue sorted by
-    prediction (stable: ties keep arrival order).
-    """
-    st = State(*state)
-    key = Jobs(*jobs).prediction[st.queue]
-    if descending:
-        key = -key
-    ordered = State(st.now, st.free, _order(st.queue, key), st.running)
-    return order_kernel(machine, jobs, ordered, np.bool_(True), out_jobs, out_nodes)
-
-
-@njit(cache=True)
 def prb_order(
     queue: np.ndarray,
     now: float,
@@ -190,7 +149,7 @@ def prb_order(
     return queue[by_demand[by_priority]]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def prb_kernel(
     machine: Nodes,
     jobs: Jobs,
@@ -294,7 +253,7 @@ def _backfill(
     return _take(m, free, total, v, placed)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def easy_kernel(
     machine: Nodes,
     jobs: Jobs,
@@ -430,7 +389,7 @@ def easy_kernel(
             _release(trial, trial_total, cap, m.exclusive, per, rj, out_nodes, lo, lo + chunks[rj])
         q += 1
     held = np.empty(hc, dtype=np.int64)
-    if not place(m, trial, hc, hv, held, NO_LITERAL_ZERO):  # pragma: no cover - the head fits an empty machine
+    if not place(m, trial, hc, hv, held, NO_LITERAL_ZERO):  # pragma: no cover - fits an empty machine
         return k, pos
     take(m, trial, hv, held)
     extra = trial  # free at the reservation beyond the head job's nodes
@@ -494,28 +453,6 @@ def easy_kernel(
 # as one array (see hpcgym.sim._kernels) and the bundles are rebuilt here. ``out``
 # holds the jobs to start in ``out[:n]`` and their placements from ``out[n]`` on (n
 # jobs in the workload); the adapters return the two counts as the kernels do.
-@njit(cache=True)
-def fcfs_decide(
-    mem: np.ndarray, prediction: np.ndarray, start: np.ndarray, now: float, out: np.ndarray
-) -> tuple[int, int]:
-    """:func:`fcfs_kernel` on the engine's buffer (see ``SystemView.kernel_inputs``)."""
-    n = len(start)
-    state = state_of(mem, now, out[:0])
-    jobs = jobs_of(mem, prediction, start)
-    return fcfs_kernel(nodes_of(mem), jobs, state, out[:n], out[n:])
-
-
-@njit(cache=True)
-def list_decide(
-    mem: np.ndarray, prediction: np.ndarray, start: np.ndarray, now: float, descending: bool, out: np.ndarray
-) -> tuple[int, int]:
-    """:func:`list_kernel` on the engine's buffer (see ``SystemView.kernel_inputs``)."""
-    n = len(start)
-    state = state_of(mem, now, out[:0])
-    jobs = jobs_of(mem, prediction, start)
-    return list_kernel(nodes_of(mem), jobs, state, descending, out[:n], out[n:])
-
-
 @njit(cache=True)
 def prb_decide(
     mem: np.ndarray,
@@ -582,7 +519,7 @@ def easy_decide_first(
     return easy_kernel(nodes_of(mem), jobs, state, rule, out[:n], out[n:], reservation)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def order_kernel(
     machine: Nodes, jobs: Jobs, state: State, every_fit: bool, out_jobs: np.ndarray, out_nodes: np.ndarray
 ) -> tuple[int, int]:
@@ -625,6 +562,14 @@ def order_kernel(
     return k, pos
 
 
+ARRIVAL = 0
+"""``order_decide(sort=ARRIVAL)``: the order as given (the queue: arrival order)."""
+SHORTEST_FIRST = 1
+"""``order_decide(sort=SHORTEST_FIRST)``: sorted by prediction, shortest first (stable)."""
+LONGEST_FIRST = -1
+"""``order_decide(sort=LONGEST_FIRST)``: sorted by prediction, longest first (stable)."""
+
+
 @njit(cache=True)
 def order_decide(
     mem: np.ndarray,
@@ -633,14 +578,25 @@ def order_decide(
     now: float,
     order: np.ndarray,
     every_fit: bool,
+    sort: int,
     out: np.ndarray,
 ) -> tuple[int, int]:
-    """:func:`order_kernel` on the engine's buffer, the waiting jobs taken in ``order``.
+    """:func:`order_kernel` on the engine's buffer: FCFS, SJF/LJF list scheduling, any order.
 
-    ``order`` must hold every waiting job once (a permutation of the queue).
+    The waiting jobs are taken in ``order`` (empty: the queue, in arrival order), sorted
+    first by ``sort`` (:data:`ARRIVAL`: not sorted; :data:`SHORTEST_FIRST` or
+    :data:`LONGEST_FIRST`: by prediction, ties keeping the order). FCFS is the queue
+    without ``every_fit``; SJF and LJF of Galleguillos et al. are the queue sorted by
+    prediction with ``every_fit``. One kernel for all of them: one compilation.
     """
     n = len(start)
     state = state_of(mem, now, order)
+    if sort != ARRIVAL:
+        queue = state.queue
+        key = prediction[queue]
+        if sort == LONGEST_FIRST:
+            key = -key
+        state = State(state.now, state.free, _order(queue, key), state.running)
     jobs = jobs_of(mem, prediction, start)
     return order_kernel(nodes_of(mem), jobs, state, every_fit, out[:n], out[n:])
 
@@ -668,7 +624,7 @@ def easy_decide_order(
     return easy_kernel(nodes_of(mem), jobs, state, rule, out[:n], out[n:], reservation)
 
 
-FAMILIES = ("fcfs", "list", "prb", "easy", "easy-first", "order", "easy-order")
+FAMILIES = ("order", "prb", "easy", "easy-first", "easy-order")
 """The kernel families :func:`load_kernels` knows: one entry point each (see :func:`entry_points`)."""
 
 _loaded: set[str] = set()
@@ -679,13 +635,11 @@ def entry_points(family: str) -> list[Any]:
     from hpcgym.sim import _kernels as ek
 
     return {
-        "engine": [ek.instant, ek.commit, ek.fits_job, ek.fits_jobs, ek.any_waiting_fits, ek.compact],
-        "fcfs": [fcfs_decide],
-        "list": [list_decide],
+        "engine": [ek.instant, ek.commit, ek.compact],
         "prb": [prb_decide],
         "easy": [easy_decide],
         "easy-first": [easy_decide_first],
-        "order": [order_decide],
+        "order": [order_decide, ek.fits_job],  # FCFS asks whether the first job fits first
         "easy-order": [easy_decide_order],
     }[family]
 
@@ -727,10 +681,9 @@ def _warm_up(families: list[str]) -> None:
     order = np.ascontiguousarray(sim.view.queue[::-1])
     rule = (1.0, False, False, False)
     for family in families:
-        if family == "fcfs":
-            fcfs_decide(mem, prediction, start, now, out)
-        elif family == "list":
-            list_decide(mem, prediction, start, now, False, out)
+        if family == "order":
+            sim.view.fits(1)
+            order_decide(mem, prediction, start, now, order, False, ARRIVAL, out)
         elif family == "prb":
             ones = np.ones(3)
             prb_decide(mem, prediction, start, now, np.zeros(3), ones, ones, BEST_FIT, out)
@@ -738,16 +691,12 @@ def _warm_up(families: list[str]) -> None:
             easy_decide(mem, prediction, start, now, rule, out, reservation)
         elif family == "easy-first":
             easy_decide_first(mem, prediction, start, now, 0, rule, out, reservation)
-        elif family == "order":
-            order_decide(mem, prediction, start, now, order, False, out)
         elif family == "easy-order":
             easy_decide_order(mem, prediction, start, now, order, rule, out, reservation)
     if "engine" not in families:
         return
     out_jobs = out[:3]
     out_nodes = out[3:]
-    sim.view.fits(1)
-    sim.view.queue_fits  # noqa: B018 - the allocator over the whole queue
     out_jobs[0] = 1
     out_nodes[0] = 0
     sim.start(out_jobs[:1], out_nodes[:1])  # a given placement, and a gap in the queue

@@ -18,15 +18,17 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hpcgym.baselines._kernels import (
+    ARRIVAL,
+    LONGEST_FIRST,
     RES_HEAD,
     RES_PREDICTED_TIME,
     RES_TIME,
     RESERVATION_FIELDS,
+    SHORTEST_FIRST,
     easy_decide,
     easy_decide_first,
-    fcfs_decide,
-    list_decide,
     load_kernels,
+    order_decide,
     prb_decide,
 )
 from hpcgym.common.errors import InvalidConfigError
@@ -38,6 +40,10 @@ EXTRA_RULES = ("all", "classic")
 
 PRB_ALLOCATIONS = ("best-fit", "first-fit", "machine")
 """Accepted values of ``PriorityRuleBased.allocation``."""
+
+
+_ARRIVAL_ORDER = np.zeros(0, dtype=np.int64)
+"""The ``order`` argument of ``order_decide`` that means the queue as it is."""
 
 
 class _Buffers:
@@ -85,7 +91,7 @@ class FCFS(DispatcherBase):
         self._out = _Buffers()
 
     def reset(self, view: SystemView) -> None:
-        load_kernels("fcfs")
+        load_kernels("order")
         self._out.ready(view)
 
     def __call__(self, view: SystemView) -> Decision | tuple[()]:
@@ -93,7 +99,8 @@ class FCFS(DispatcherBase):
         if not view.fits(queue[0]):  # usual at FCFS's decision points: a later job fits, not the first
             return ()
         out = self._out.ready(view)
-        return out.decision(*fcfs_decide(*view.kernel_inputs(live=True), out.out))
+        counts = order_decide(*view.kernel_inputs(live=True), _ARRIVAL_ORDER, False, ARRIVAL, out.out)
+        return out.decision(*counts)
 
 
 class ListScheduler(DispatcherBase):
@@ -113,12 +120,14 @@ class ListScheduler(DispatcherBase):
         self._out = _Buffers()
 
     def reset(self, view: SystemView) -> None:
-        load_kernels("list")
+        load_kernels("order")
         self._out.ready(view)
 
     def __call__(self, view: SystemView) -> Decision:
         out = self._out.ready(view)
-        return out.decision(*list_decide(*view.kernel_inputs(live=True), self.longest_first, out.out))
+        sort = LONGEST_FIRST if self.longest_first else SHORTEST_FIRST
+        counts = order_decide(*view.kernel_inputs(live=True), _ARRIVAL_ORDER, True, sort, out.out)
+        return out.decision(*counts)
 
 
 @dataclass

@@ -62,7 +62,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpcgym.baselines._kernels import RESERVATION_FIELDS, easy_decide_order, load_kernels, order_decide
+from hpcgym.baselines._kernels import (
+    ARRIVAL,
+    RESERVATION_FIELDS,
+    easy_decide_order,
+    load_kernels,
+    order_decide,
+)
 from hpcgym.baselines.dispatchers import _Buffers
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.sim import Decision, DispatcherBase, SystemView
@@ -190,5 +196,5 @@ class QueueOrder(DispatcherBase):
                 mem, prediction, start, now, order, self._rule, out.out, self.reservation
             )
         else:
-            counts = order_decide(mem, prediction, start, now, order, self._every_fit, out.out)
+            counts = order_decide(mem, prediction, start, now, order, self._every_fit, ARRIVAL, out.out)
         return out.decision(*counts)

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hpcgym.baselines._kernels import load_kernels, order_decide
+from hpcgym.baselines._kernels import ARRIVAL, load_kernels, order_decide
 from hpcgym.baselines.dispatchers import _Buffers
 from hpcgym.sim import Decision, DispatcherBase, SystemView
 from hpcgym.workloads import Workload, log_overcommit, logged_start
@@ -107,7 +107,7 @@ class Replay(DispatcherBase):
         ready = ready[np.argsort(self._rank[ready])]
         out = self._out.ready(view)
         # order_kernel walks the order it is given only: here the due jobs, not the whole queue
-        d = out.decision(*order_decide(*view.kernel_inputs(live=True), ready, True, out.out))
+        d = out.decision(*order_decide(*view.kernel_inputs(live=True), ready, True, ARRIVAL, out.out))
         self._started[d.jobs] = view.now
         return d
 

@@ -108,7 +108,9 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
     unique, so the two agree element for element.
     """
     n = len(keys)
-    idx = np.arange(n)
+    idx = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        idx[i] = i
     run = 16
     for lo in range(0, n, run):
         hi = min(lo + run, n)
@@ -199,7 +201,10 @@ def place(machine: NodesArg, free: np.ndarray, chunks: int, v: np.ndarray, out: 
     nodes = Nodes(*machine)
     n_nodes = free.shape[0]
     if nodes.policy == BEST_FIT and n_nodes > 1:
-        score = np.empty(n_nodes, dtype=np.int64)
+        # integer scores held as float64, exactly: each term is at most about 2**41
+        # (see best_fit_weights), so a sum over fewer than 4,096 resource types stays
+        # below 2**53; the float keys share the sort's one compiled specialisation
+        score = np.empty(n_nodes, dtype=np.float64)
         cand = np.empty(n_nodes, dtype=np.int64)
         room = np.empty(n_nodes, dtype=np.int64)
         nc = 0

@@ -497,7 +497,8 @@ def commit(
         v = _row(mem, j)
         seg = placed[lo : lo + c]
         if given:
-            for x in range(c):  # a loop: ``seg[:] = nodes[...]`` compiles an error path that formats a message
+            # a loop: ``seg[:] = nodes[...]`` compiles an error path that formats a message
+            for x in range(c):
                 seg[x] = nodes[pos + x]
             pos += c
             if take_checked(m, free, v, seg) != 0:
