@@ -104,7 +104,7 @@ def _take(m: Nodes, free: np.ndarray, total: np.ndarray, v: np.ndarray, placemen
     return taken
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _start(
     m: Nodes,
     free: np.ndarray,
@@ -117,9 +117,12 @@ def _start(
 ) -> int:
     """Place job ``j`` on ``free`` and take it (``out_nodes[pos:]`` gets its nodes).
 
-    Returns the units taken, or -1 if it does not fit. A function of its own, called
-    only for jobs within the free totals: the views it takes would otherwise cost
-    every turn of a kernel's loop over the queue.
+    Returns the units taken, or -1 if it does not fit. Called only for jobs within the
+    free totals, so the views it takes cost nothing to the other turns of a kernel's
+    loop over the queue. Inlined into its callers: compiled on its own it was compiled
+    (with the allocator linked into it) once more than the kernels that call it, 1-2 s
+    of a first run, and the simulation is no faster for it (docs/BENCHMARKS.md, "First
+    run").
     """
     v = per_chunk[j]
     if not place(m, free, chunks, v, out_nodes, pos):
@@ -212,7 +215,7 @@ def _release(
             trial_total[r] += a
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _backfill(
     m: Nodes,
     free: np.ndarray,
