@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import io
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,36 @@ def read_text(path: Path, name: str) -> str:
             raise TraceFormatError(name, None, f"not a readable gzip file ({err})") from err
     with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace") as fh:
         return fh.read()
+
+
+def text_lines(path: Path, name: str) -> Iterator[str]:
+    """The lines of :func:`read_text`'s text, ``read_text(path, name).split("\n")``, read piece by piece.
+
+    The same text (gunzipped if need be, universal newlines, a byte-order mark dropped,
+    undecodable bytes replaced), but only a few kilobytes of it are held at a time: a
+    large trace is never in memory whole. Lines come without their ``\n``; as with
+    ``split``, a text ending in ``\n`` (or an empty one) ends with an empty line.
+
+    Raises:
+        TraceFormatError: a gzip file that cannot be read, raised when the reading gets
+            to the damage; the message names ``name``.
+    """
+    with path.open("rb") as raw:
+        gz = raw.read(2) == b"\x1f\x8b"
+        raw.seek(0)
+        stream: Any = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+        with io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace") as fh:
+            ended = True  # the text so far ends a line (or is empty)
+            try:
+                for line in fh:
+                    ended = line.endswith("\n")
+                    yield line[:-1] if ended else line
+            except (OSError, EOFError, zlib.error) as err:
+                if not gz:
+                    raise
+                raise TraceFormatError(name, None, f"not a readable gzip file ({err})") from err
+            if ended:
+                yield ""
 
 
 def read_toml_or_yaml(path: Path, what: str) -> Any:

@@ -48,8 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
-from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceWarning
-from hpcgym.common.files import read_text
+from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError, TraceWarning
+from hpcgym.common.files import text_lines
 from hpcgym.workloads.swf_fields import _odd_values, _parse_job_lines, _validate_values
 from hpcgym.workloads.swf_header import (
     DEFAULT_ESTIMATE_KEY,
@@ -170,27 +170,10 @@ def read_swf(
     p = Path(path)
     spath = str(path)
     name = trace_name(p)
-    text = read_text(p, spath)
-    entries = _header_entries(text)
+    entries, data, lineno, has_text = _read_lines(p, spath)
     header = {key: value for key, (_, value) in entries.items()}
 
-    # Text mode already turned \r\n and \r into \n; other characters str.splitlines()
-    # breaks at (form feed, U+2028, ...) do not end a line in SWF, so line numbers
-    # stay those of an editor.
-    lines = text.split("\n")
-    job_lines: list[str] = []
-    line_numbers: list[int] = []
-    for i, line in enumerate(lines, start=1):
-        s = line.lstrip()
-        if not s or s.startswith(";"):
-            continue
-        job_lines.append(line)
-        line_numbers.append(i)
-    lineno = np.asarray(line_numbers, dtype=np.int64)
-
-    n = len(job_lines)
-    data = _parse_job_lines(spath, job_lines, line_numbers) if n else np.empty((0, 18), dtype=np.float64)
-    _validate_values(spath, data, lineno)
+    n = len(data)
     warns = _odd_values(data, lineno)
     notes: list[str] = []
 
@@ -232,12 +215,13 @@ def read_swf(
         if absent:
             warns.append(f"no job line has partition {', '.join(map(str, absent))}")
     if not keep.any():
-        raise EmptyWorkloadError(_nothing_left(spath, text, n, dropped, data, parts))
+        raise EmptyWorkloadError(_nothing_left(spath, has_text, n, dropped, data, parts))
 
-    kept = data[keep]
-    order = np.argsort(kept[:, 1], kind="stable")
-    kept = kept[order]
-    size_kept = size[keep][order].astype(np.int64)
+    rows = np.flatnonzero(keep)
+    rows = rows[np.argsort(data[rows, 1], kind="stable")]  # by submit time, ties in file order
+    kept = data[rows]  # one copy: the file's rows are let go below
+    size_kept = size[rows].astype(np.int64)
+    del data, size, rows
 
     est = kept[:, 8]
     has_est = est > 0
@@ -292,6 +276,77 @@ def read_swf(
     )
 
 
+_PIECE_LINES = 16_384
+"""Job lines parsed at a time: a trace's text is never in memory whole (a full PWA log
+has 10^5 to 10^6 lines), only one piece of it and the numbers parsed so far."""
+
+
+def _read_lines(path: Path, spath: str) -> tuple[dict[str, tuple[int, str]], np.ndarray, np.ndarray, bool]:
+    """Read an SWF file a piece at a time: its header, job lines and whether it holds any text.
+
+    Returns:
+        The header entries (:func:`~hpcgym.workloads.swf_header._header_entries` of the
+        lines before the first job line), the job lines as an ``(n, 18)`` array, their
+        line numbers, and whether the file has anything but white space.
+
+    Each piece of :data:`_PIECE_LINES` job lines is parsed and checked as it is read, so
+    the error names the first malformed line of the file, as when the file was parsed
+    whole; a gzip file damaged further on is reported instead, as before (it used to be
+    unpacked whole before any line was parsed).
+
+    Text mode already turned \\r\\n and \\r into \\n; other characters ``str.splitlines()``
+    breaks at (form feed, U+2028, ...) do not end a line in SWF, so line numbers stay those
+    of an editor.
+    """
+    lines = text_lines(path, spath)
+    head: list[str] = []  # the lines before the first job line
+    in_header = True
+    has_text = False
+    pieces: list[np.ndarray] = []
+    numbers: list[np.ndarray] = []
+    job_lines: list[str] = []
+    line_numbers: list[int] = []
+
+    def parse_piece() -> None:
+        lineno = np.asarray(line_numbers, dtype=np.int64)
+        values = _parse_job_lines(spath, job_lines, line_numbers)
+        _validate_values(spath, values, lineno)
+        pieces.append(values)
+        numbers.append(lineno)
+        job_lines.clear()
+        line_numbers.clear()
+
+    try:
+        for i, line in enumerate(lines, start=1):
+            s = line.lstrip()
+            if in_header:
+                if s and not line.startswith(";"):
+                    in_header = False
+                else:
+                    head.append(line)
+            if not s:
+                continue
+            has_text = True
+            if s.startswith(";"):
+                continue
+            job_lines.append(line)
+            line_numbers.append(i)
+            if len(job_lines) == _PIECE_LINES:
+                parse_piece()
+        if job_lines:
+            parse_piece()
+    except TraceFormatError:
+        for _ in lines:  # a damaged gzip file further on is what to report first
+            pass
+        raise
+    entries = _header_entries("\n".join(head))
+    if not pieces:
+        return entries, np.empty((0, 18), dtype=np.float64), np.empty(0, dtype=np.int64), has_text
+    data = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+    pieces.clear()
+    return entries, data, np.concatenate(numbers), has_text
+
+
 def _rlscheduler_fields(data: np.ndarray, notes: list[str]) -> np.ndarray:
     """The SWF fields as RLScheduler's reader sees them (see :func:`read_swf`'s ``reading``)."""
     data = data.copy()
@@ -319,7 +374,7 @@ def _check_default_estimate(value: object, where: str = "default_estimate") -> f
 
 def _nothing_left(
     path: str,
-    text: str,
+    has_text: bool,
     n: int,
     dropped: Mapping[str, int],
     data: np.ndarray,
@@ -327,7 +382,7 @@ def _nothing_left(
 ) -> str:
     """The message of :class:`EmptyWorkloadError` for a file with no job left."""
     if n == 0:
-        what = "comment and header lines only" if text.strip() else "it is empty"
+        what = "comment and header lines only" if has_text else "it is empty"
         return f"{path}: no jobs to simulate: the file has no job lines ({what})"
     reasons = ", ".join(f"{count} {reason}" for reason, count in dropped.items())
     lines = "the only job line was" if n == 1 else f"all {n} job lines were"
