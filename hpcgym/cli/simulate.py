@@ -130,8 +130,6 @@ def write_schedule(path: Path, schedule: Any) -> None:
     JSON; SWF has no place for it): on the one-node machine of an SWF trace every job
     runs on node 0.
     """
-    import io
-
     import numpy as np
 
     from hpcgym.workloads import write_swf
@@ -143,6 +141,9 @@ def write_schedule(path: Path, schedule: Any) -> None:
         write_swf(path, w, start=schedule.start)
         return
     columns = [w.job_id, w.submit, schedule.start, schedule.end, w.procs_req, w.estimate, schedule.wait]
+    if name.endswith(".csv"):
+        _write_schedule_csv(path, columns, schedule.placement_ptr, schedule.placement_nodes)
+        return
     ptr = np.asarray(schedule.placement_ptr)
     flat = np.asarray(schedule.placement_nodes).tolist()
     if len(ptr) == len(w) + 1:
@@ -165,10 +166,46 @@ def write_schedule(path: Path, schedule: Any) -> None:
             )
         ]
         path.write_text(to_json(records) + "\n")
-        return
-    numbers = io.StringIO()
-    np.savetxt(numbers, np.column_stack(columns), fmt="%.17g", delimiter=",")
-    lines = numbers.getvalue().splitlines()
-    text = [",".join(SCHEDULE_COLUMNS)]
-    text += [f"{line},{';'.join(map(str, placed))}" for line, placed in zip(lines, nodes, strict=True)]
-    path.write_text("\n".join(text) + "\n")
+
+
+_CSV_ROWS = 8192
+"""Jobs formatted at a time by :func:`_write_schedule_csv`."""
+
+
+def _write_schedule_csv(path: Path, columns: list[Any], placement_ptr: Any, placement_nodes: Any) -> None:
+    """The CSV of :func:`write_schedule`, written :data:`_CSV_ROWS` jobs at a time.
+
+    Each block of jobs is formatted as the whole file once was (``numpy.savetxt`` with
+    ``%.17g``, then the ``;``-separated nodes), so the bytes are the same, but the text
+    is never in memory whole. The file is written next to ``path`` and renamed into
+    place, so a reader never sees half of it.
+    """
+    import io
+    import os
+
+    import numpy as np
+
+    n = len(columns[0])
+    ptr = np.asarray(placement_ptr)
+    nodes = np.asarray(placement_nodes)
+    placed = len(ptr) == n + 1  # else a schedule made without placements: no nodes
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as out:
+            out.write(",".join(SCHEDULE_COLUMNS) + "\n")
+            for a in range(0, n, _CSV_ROWS):
+                b = min(a + _CSV_ROWS, n)
+                numbers = io.StringIO()
+                np.savetxt(numbers, np.column_stack([c[a:b] for c in columns]), fmt="%.17g", delimiter=",")
+                lines = numbers.getvalue().splitlines()
+                if placed:
+                    bounds = (ptr[a : b + 1] - ptr[a]).tolist()
+                    flat = nodes[ptr[a] : ptr[b]].tolist()
+                    where = [";".join(map(str, flat[bounds[k] : bounds[k + 1]])) for k in range(b - a)]
+                else:
+                    where = [""] * (b - a)
+                out.write("".join(f"{line},{at}\n" for line, at in zip(lines, where, strict=True)))
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
