@@ -32,6 +32,7 @@ from __future__ import annotations
 import heapq
 import sys
 import time
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -53,6 +54,29 @@ _EXPIRE = 1
 _WAKE = 2
 _INT64 = np.dtype(np.int64)
 _STATE_NAMES = ("not submitted yet", "waiting", "already running", "already ended")
+_PER_RUN = (
+    "view",
+    "_a",
+    "_mem",
+    "_submit",
+    "_runtime",
+    "_estimate",
+    "start_time",
+    "end_time",
+    "killed",
+    "first_prediction",
+    "_events",
+    "_alarm",
+    "_ended",
+)
+"""What :meth:`Simulator.reset` makes anew for a run (it lets the old go first)."""
+
+
+def _floats(values: np.ndarray) -> array:
+    """``values`` as a writable float64 :class:`array.array` (items read back as Python floats)."""
+    out = array("d")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+    return out
 
 
 class Simulator:
@@ -133,12 +157,16 @@ class Simulator:
         """Back to time zero: empty machine, nothing submitted."""
         w = self.workload
         n = len(w)
+        for name in _PER_RUN:  # the last run's buffers go before the new ones are made
+            self.__dict__.pop(name, None)
         self.predictor.reset(w if self.predictor.needs_runtime else w.public)
         # asked at every event: bound once, after reset (a wrapper binds its inner's there)
         self._has_revised = self.predictor.has_revised
-        self._submit: list[float] = w.submit.tolist()
-        self._runtime: list[float] = w.runtime.tolist()
-        self._estimate: list[float] = w.estimate.tolist()
+        # per-job values the event loop reads one at a time: Python floats from a packed
+        # array (8 bytes a job, a list of floats takes 32), writable for amend()
+        self._submit = _floats(w.submit)
+        self._runtime = _floats(w.runtime)
+        self._estimate = _floats(w.estimate)
         self.start_time = np.full(n, np.nan)
         self.end_time = np.full(n, np.nan)
         self.killed = np.zeros(n, dtype=bool)
@@ -169,7 +197,7 @@ class Simulator:
         self._one = np.zeros(1, dtype=np.int64)
         self.n_done = 0
         self._amended = False
-        self._ended: list[int] = []  # jobs in termination order
+        self._ended = array("q")  # jobs in termination order
         self.decisions = 0
         self.view = SystemView(self)
 
