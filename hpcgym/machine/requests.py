@@ -104,7 +104,12 @@ def _memory_gb(value: str, text: str) -> int:
 
 
 def align_requests(
-    machine: Machine, resources: Sequence[str], chunks: np.ndarray, per_chunk: np.ndarray
+    machine: Machine,
+    resources: Sequence[str],
+    chunks: np.ndarray,
+    per_chunk: np.ndarray,
+    *,
+    check: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Requests in the machine's resource order, and which of them the machine can never run.
 
@@ -119,6 +124,9 @@ def align_requests(
         resources: names of the columns of ``per_chunk``.
         chunks: ``(n,)`` chunks per job.
         per_chunk: ``(n, len(resources))`` amount per chunk.
+        check: whether to find out which requests the empty machine cannot hold (one
+            allocator call per distinct request); without it, ``reason`` flags only the
+            requests of resources the machine lacks.
 
     Returns:
         ``(chunks, per_chunk, reason)``: the aligned ``(n,)`` and ``(n, R)`` int64
@@ -149,7 +157,7 @@ def align_requests(
             chunks[split] *= pieces[split]
     # a check per distinct request shape on the empty machine (exact: see allocator.fits)
     ok = reason == 0
-    if ok.any():
+    if check and ok.any():
         shapes, inverse = np.unique(np.column_stack([chunks[ok], out[ok]]), axis=0, return_inverse=True)
         nodes = tuple(machine.nodes)
         cap = np.ascontiguousarray(machine.capacity)
