@@ -10,6 +10,7 @@ from hpcgym.machine.requests import (
     UNPLACEABLE_REASONS,
     align_requests,
     parse_select,
+    unique_rows,
 )
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "register_machine",
     "take",
     "take_checked",
+    "unique_rows",
 ]
 
 from hpcgym.machine.allocator import (

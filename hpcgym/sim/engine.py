@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError
-from hpcgym.machine import UNPLACEABLE_REASONS, Machine, align_requests
+from hpcgym.machine import UNPLACEABLE_REASONS, Machine, align_requests, unique_rows
 from hpcgym.predict import Predictor, Walltime
 from hpcgym.sim import _kernels as ek
 from hpcgym.sim.dispatcher import Decision, Dispatcher, DispatcherBase, as_dispatcher
@@ -138,11 +138,17 @@ class Simulator:
                 + f": {UNPLACEABLE_REASONS[int(reason[j])]}{more}; read the workload with "
                 "hpcgym.workloads.fit_workload (or the CLI's --machine) so such jobs are dropped and counted"
             )
+        # requests as read (amend's ``like``, each reset); the workload's own when alignment
+        # changed nothing (an SWF trace on its machine), not a second copy
+        if np.array_equal(chunks, w.chunks):
+            chunks = w.chunks
+        if w.per_chunk.flags.c_contiguous and np.array_equal(per_chunk, w.per_chunk):
+            per_chunk = w.per_chunk
         self._chunks = chunks
         self._per_chunk = np.ascontiguousarray(per_chunk)
         # distinct request shapes, smallest first (any_fits stops at the first that fits)
         rows = np.column_stack([chunks, per_chunk]) if len(w) else np.zeros((0, 1 + per_chunk.shape[1]))
-        shapes, inverse = np.unique(rows.astype(np.int64), axis=0, return_inverse=True)
+        shapes, inverse = unique_rows(rows)
         weight = self.machine.nodes.weight
         size = shapes[:, 0] * (shapes[:, 1:] @ weight) if len(shapes) else np.zeros(0, np.int64)
         order = np.lexsort((*shapes.T[::-1], size))
