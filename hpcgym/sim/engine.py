@@ -774,19 +774,40 @@ class Simulator:
             bar.close()
         if not self.done:  # pragma: no cover - guarded by the check above
             raise InvalidDecisionError(f"simulation ended with {n - self.n_done} jobs unfinished")
-        schedule = self.schedule(policy=d.name, sim_seconds=elapsed)
+        # a finished run changes none of these again (reset makes new ones): the schedule
+        # takes them as they are
+        schedule = self._schedule(d.name, elapsed, copy=False)
         schedule.extras.update(d.extras())
         return schedule
 
     def schedule(self, *, policy: str = "", sim_seconds: float = 0.0) -> Schedule:
         """The schedule so far (complete once :attr:`done`)."""
+        return self._schedule(policy, sim_seconds, copy=True)
+
+    def close(self) -> None:
+        """Let go of the engine's buffers once a run is over; :meth:`reset` makes them again.
+
+        A finished run's :class:`Schedule` keeps what it needs; the engine's buffers (tens
+        of MB for a full trace) would only take memory while the run is reported and
+        after. The view a dispatcher may still hold is emptied too. Until the next
+        :meth:`reset`, the engine and its view answer nothing.
+        :func:`hpcgym.sim.run_dispatcher` calls it once it has the schedule.
+        """
+        view = self.__dict__.get("view")
+        if view is not None:
+            view._unlink()
+        for name in _PER_RUN:
+            self.__dict__.pop(name, None)
+
+    def _schedule(self, policy: str, sim_seconds: float, *, copy: bool) -> Schedule:
         extras: dict[str, object] = {}
+        own = np.copy if copy else np.asarray
         return Schedule(
             workload=self._amended_workload() if self._amended else self.workload,
-            start=self.start_time.copy(),
-            end=self.end_time.copy(),
-            killed=self.killed.copy(),
-            first_prediction=self.first_prediction.copy(),
+            start=own(self.start_time),
+            end=own(self.end_time),
+            killed=own(self.killed),
+            first_prediction=own(self.first_prediction),
             prediction_changes=list(self.predictor.changes),
             policy=policy,
             predictor=self.predictor.name,
