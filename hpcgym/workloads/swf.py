@@ -219,9 +219,9 @@ def read_swf(
 
     rows = np.flatnonzero(keep)
     rows = rows[np.argsort(data[rows, 1], kind="stable")]  # by submit time, ties in file order
-    kept = data[rows]  # one copy: the file's rows are let go below
     size_kept = size[rows].astype(np.int64)
-    del data, size, rows
+    kept = _take_rows(data, rows)
+    del data, size, runtime, rows
 
     est = kept[:, 8]
     has_est = est > 0
@@ -254,7 +254,7 @@ def read_swf(
         notes=tuple(notes),
         warnings=tuple(warns),
     )
-    return Workload(
+    workload = Workload(
         name=name,
         procs=int(procs),
         job_id=kept[:, 0].astype(np.int64),
@@ -274,6 +274,8 @@ def read_swf(
         header=header,
         report=report,
     )
+    workload._compact_raw()  # the raw fields the columns hold are not kept twice
+    return workload
 
 
 _PIECE_LINES = 16_384
@@ -345,6 +347,24 @@ def _read_lines(path: Path, spath: str) -> tuple[dict[str, tuple[int, str]], np.
     data = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
     pieces.clear()
     return entries, data, np.concatenate(numbers), has_text
+
+
+def _take_rows(data: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``data[rows]``; when ``rows`` only leaves rows out (ascending), made in ``data`` itself.
+
+    A trace is usually in submit order already, so the kept rows are its rows less the
+    dropped ones: moved up a piece at a time, they take no second copy of the file's
+    numbers (``data`` is overwritten; the result is its first ``len(rows)`` rows).
+    """
+    m = len(rows)
+    if not m or (rows[1:] <= rows[:-1]).any():
+        return data[rows]
+    if rows[-1] == m - 1:  # ascending from 0 to m - 1: every row, in order
+        return data[:m]
+    for first in range(0, m, _PIECE_LINES):
+        block = rows[first : first + _PIECE_LINES]  # rows[i] >= i: nothing read yet is overwritten
+        data[first : first + len(block)] = data[block]
+    return data[:m]
 
 
 def _rlscheduler_fields(data: np.ndarray, notes: list[str]) -> np.ndarray:
