@@ -43,6 +43,7 @@ from hpcgym.machine import UNPLACEABLE_REASONS, Machine, align_requests, unique_
 from hpcgym.predict import Predictor, Walltime
 from hpcgym.sim import _kernels as ek
 from hpcgym.sim.dispatcher import Decision, Dispatcher, DispatcherBase, as_dispatcher
+from hpcgym.sim.refusals import refusal
 from hpcgym.sim.schedule import Schedule
 from hpcgym.sim.view import SystemView
 from hpcgym.workloads import Workload, describe_unplaceable
@@ -53,21 +54,9 @@ _END = 0
 _EXPIRE = 1
 _WAKE = 2
 _INT64 = np.dtype(np.int64)
-_STATE_NAMES = ("not submitted yet", "waiting", "already running", "already ended")
-_PER_RUN = (
-    "view",
-    "_a",
-    "_mem",
-    "_submit",
-    "_runtime",
-    "_estimate",
-    "start_time",
-    "end_time",
-    "killed",
-    "first_prediction",
-    "_events",
-    "_alarm",
-    "_ended",
+_PER_RUN = tuple(
+    "view _a _mem _submit _runtime _estimate start_time end_time killed first_prediction "
+    "_events _alarm _ended".split()
 )
 """What :meth:`Simulator.reset` makes anew for a run (it lets the old go first)."""
 
@@ -672,7 +661,7 @@ class Simulator:
                 if predictor.corrects:  # the expiry alarm, if the job will outlive its prediction
                     self._arm(j, now)
         if code != ek.OK:
-            raise InvalidDecisionError(self._refusal(int(js[k]), code, js, ns, k))
+            raise InvalidDecisionError(refusal(self.machine, self._a, self.now, int(js[k]), code, js, ns, k))
 
     def _job_array(self, jobs: Iterable[int] | np.ndarray) -> np.ndarray:
         """``jobs`` as a new 1-d int64 array (a copy: a slice of ``view.queue`` would change)."""
@@ -685,38 +674,6 @@ class Simulator:
         if len(js) and js.dtype.kind not in "iu":
             raise InvalidDecisionError(f"jobs must be job indices (integers), got {js.dtype} values")
         return js.astype(np.int64).reshape(-1)
-
-    def _refusal(self, j: int, code: int, jobs: np.ndarray, nodes: np.ndarray, k: int) -> str:
-        """Why the engine refused to start job ``j`` (the ``k``-th of ``jobs``)."""
-        now = self.now
-        a = self._a
-        if code == ek.NOT_WAITING:
-            what = "no such job" if not 0 <= j < len(a.state) else _STATE_NAMES[a.state[j]]
-            return f"cannot start job {j} at t={now:g}: {what}"
-        m = self.machine
-        ask = _amounts(m.resources, a.per_chunk[j])
-        chunks = int(a.chunks[j])
-        free = _amounts(m.resources, a.free.sum(axis=0), m.total)
-        if code == ek.DOES_NOT_FIT:
-            nodes_note = f" on {m.n_nodes} nodes" if m.n_nodes > 1 else ""
-            return (
-                f"job {j} needs {chunks} x ({ask}) but it does not fit the free resources at "
-                f"t={now:g} (free: {free}{nodes_note})"
-            )
-        valid = jobs[(jobs >= 0) & (jobs < len(a.chunks))]
-        need = int(a.chunks[valid].sum())
-        if k == 0 and len(nodes) != need:
-            return (
-                f"placement: {len(nodes)} node indices given for {len(jobs)} jobs with {need} chunks "
-                "in all (one node per chunk, concatenated in job order)"
-            )
-        pos = int(a.chunks[jobs[:k]].sum())
-        placement = nodes[pos : pos + chunks].tolist()
-        return (
-            f"job {j} cannot start at t={now:g} on nodes {placement}: a node does not exist "
-            f"(the machine has {m.n_nodes}) or would be over-used by its chunks of ({ask})"
-            + (" (this machine gives each chunk a whole, entirely free node)" if m.exclusive else "")
-        )
 
     def attach(self, dispatcher: DispatcherBase) -> None:
         """Call a dispatcher's hooks before it decides: reset, see_log, wake_times.
@@ -818,15 +775,6 @@ class Simulator:
             placement_ptr=self._a.placement_ptr.copy(),
             placement_nodes=self._a.placement_nodes.copy(),
         )
-
-
-def _amounts(names: Sequence[str], values: np.ndarray, of: np.ndarray | None = None) -> str:
-    parts = []
-    for i, (r, v) in enumerate(zip(names, values, strict=True)):
-        if of is None and not v:
-            continue
-        parts.append(f"{r}={int(v)}" + (f" of {int(of[i])}" if of is not None else ""))
-    return ", ".join(parts)
 
 
 def _progress_bar(total: int, desc: str):  # type: ignore[no-untyped-def]
