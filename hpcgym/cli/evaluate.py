@@ -188,16 +188,17 @@ def _trace_from_models(args: argparse.Namespace) -> None:
         )
     if not seen:
         return
-    trace, machine, procs = next(iter(seen.values()))
+    recorded, machine, procs = next(iter(seen.values()))
+    trace = recorded if recorded is None else _here_or_catalogue(recorded)
     if trace is not None:
-        trace = _here_or_catalogue(trace)
         if is_job_table(trace):
             args.workload = Path(trace)
         else:
             args.trace = Path(trace)
     if args.machine is None and args.procs is None:
         args.machine, args.procs = machine, procs
-    print(f"trace of the model: {trace or 'the bundled trace'}", file=sys.stderr)
+    instead = f" (not here: the catalogue's {trace} instead)" if trace != recorded else ""
+    print(f"trace of the model: {recorded or 'the bundled trace'}{instead}", file=sys.stderr)
 
 
 def _here_or_catalogue(trace: str) -> str:

@@ -315,3 +315,14 @@ def test_the_catalogue_figures_are_those_of_the_development_traces():
         assert f"; MaxProcs: {log.processors}" in text and f"; MaxNodes: {log.nodes}" in text, log.name
         checked += 1
     assert checked == len(load_catalogue().logs)
+
+
+def test_evaluate_reads_the_catalogue_log_when_the_models_recorded_trace_is_absent(tmp_path):
+    from hpcgym.cli.evaluate import _here_or_catalogue
+
+    absent = "../nowhere/shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz"
+    assert _here_or_catalogue(absent) == "SDSC-SP2-1998-4.2-cln"
+    here = tmp_path / "SDSC-SP2-1998-4.2-cln.swf.gz"
+    here.write_bytes(b"")
+    assert _here_or_catalogue(str(here)) == str(here)
+    assert _here_or_catalogue("../nowhere/mine.swf") == "../nowhere/mine.swf"
