@@ -18,8 +18,11 @@ Examples run from a copy of the repository root (the package linked, not copied)
 commands that write files (``--plot cmp.png``) write into a temporary folder.
 ``../shared/traces`` there points at the development traces; an example that needs one
 that is absent is skipped, saying which (likewise one that needs a missing optional
-extra). Output changes as the code grows: the runner asserts only that each example
-exits with 0 and prints no traceback.
+extra). The trace folder of the catalogue (``HPCGYM_TRACES``) is the development traces,
+which hold the archive's logs under their own names, so ``hpcgym traces fetch NAME`` only
+verifies them and ``--trace NAME`` reads them, without a network; without them it is an
+empty folder, and an example that fetches is skipped. Output changes as the code grows: the
+runner asserts only that each example exits with 0 and prints no traceback.
 """
 
 from __future__ import annotations
@@ -203,7 +206,10 @@ def _check(result: subprocess.CompletedProcess[str], what: str) -> None:
 @pytest.mark.parametrize("block", _params())
 def test_example_runs(block: Block, workdir: Path) -> None:
     _skip_unless_traces_present(block.text)
+    if "hpcgym traces fetch" in block.text and not TRACES.is_dir():
+        pytest.skip("`hpcgym traces fetch` needs the network, or the development traces as HPCGYM_TRACES")
     env = _environment()
+    env["HPCGYM_TRACES"] = str(TRACES if TRACES.is_dir() else workdir.parent / "trace-folder")
     if block.language == "python":
         _skip_unless_extras_installed(block.text)
         script = workdir.parent / "example.py"
@@ -263,14 +269,23 @@ def test_expensive_marker_stands_only_before_blocks() -> None:
 
 
 def test_trace_paths_are_the_bundled_trace_or_the_development_traces() -> None:
-    """A trace path in an example either exists in the repository or is ``../shared/traces/NAME``."""
+    """A trace path in an example either exists in the repository or is ``../shared/traces/NAME``;
+    a catalogue name is fetched earlier in the same block."""
+    from hpcgym.workloads import load_catalogue
+
+    catalogue = load_catalogue()
     bad = []
     for b in ALL_BLOCKS:
         if b.language != "sh":
             continue
+        fetched: set[str] = set()
         for argv in commands(b):
+            if argv[:3] == ["hpcgym", "traces", "fetch"]:
+                fetched.update(a for a in argv[3:] if not a.startswith("-"))
             for flag, value in itertools.pairwise(argv):
-                if flag == "--trace" and not (TRACE_PATH.fullmatch(value) or (ROOT / value).is_file()):
+                if flag != "--trace" or TRACE_PATH.fullmatch(value) or (ROOT / value).is_file():
+                    continue
+                if catalogue.find(value) is None or value not in fetched:
                     bad.append(f"{b.id}: --trace {value}")
     assert not bad, bad
 

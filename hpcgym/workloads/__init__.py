@@ -1,7 +1,18 @@
-"""Workloads: SWF traces, job tables and generated workloads."""
+"""Workloads: SWF traces, job tables, generated workloads and the trace catalogue."""
 
 from __future__ import annotations
 
+from hpcgym.workloads.catalogue import (
+    ENV_TRACES,
+    Catalogue,
+    CatalogueLog,
+    Fetched,
+    catalogue_rows,
+    fetch_trace,
+    load_catalogue,
+    resolve_trace,
+    trace_cache_dir,
+)
 from hpcgym.workloads.fit import describe_unplaceable, fit_workload
 from hpcgym.workloads.jobtable import (
     DROP_CHUNK,
@@ -68,6 +79,7 @@ __all__ = [
     "DROP_SIZE",
     "DROP_TOO_LARGE",
     "DROP_ZERO_RUNTIME",
+    "ENV_TRACES",
     "KNOWN_MACHINES",
     "MACHINE_SOURCE_KEY",
     "MAX_PROCS",
@@ -77,18 +89,24 @@ __all__ = [
     "SWF_FIELDS",
     "TABLE_SUFFIXES",
     "USED_FIELDS",
+    "Catalogue",
+    "CatalogueLog",
     "EuroraParams",
+    "Fetched",
     "LoadReport",
     "Workload",
+    "catalogue_rows",
     "check_partitions",
     "check_procs",
     "default_trace_path",
     "describe_unplaceable",
     "eurora",
+    "fetch_trace",
     "fit_workload",
     "is_job_table",
     "job_class",
     "known_machine",
+    "load_catalogue",
     "load_default",
     "log_overcommit",
     "logged_start",
@@ -96,8 +114,10 @@ __all__ = [
     "read_jobs",
     "read_swf",
     "real_number",
+    "resolve_trace",
     "shares",
     "to_swf_workload",
+    "trace_cache_dir",
     "trace_name",
     "write_jobs",
     "write_swf",

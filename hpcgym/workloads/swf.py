@@ -50,6 +50,7 @@ import numpy as np
 
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceWarning
 from hpcgym.common.files import read_text
+from hpcgym.workloads.catalogue import resolve_trace
 from hpcgym.workloads.swf_fields import _odd_values, _parse_job_lines, _validate_values
 from hpcgym.workloads.swf_header import (
     DEFAULT_ESTIMATE_KEY,
@@ -129,7 +130,9 @@ def read_swf(
     """Read an SWF trace (plain or gzipped) into a :class:`Workload`.
 
     Args:
-        path: the file.
+        path: the file, or the name of a downloaded log of the trace catalogue
+            (``"SDSC-SP2-1998-4.2-cln"``; an existing path wins, see
+            :func:`~hpcgym.workloads.catalogue.resolve_trace`).
         procs: machine size; by default the size the papers used for a known trace
             (:data:`~hpcgym.workloads.KNOWN_MACHINES`), else the header's ``MaxProcs`` (else
             ``MaxNodes``), else the largest job (with a :class:`TraceWarning`). The
@@ -159,6 +162,8 @@ def read_swf(
             dropped); the message names the file and the drops.
         InvalidConfigError: ``procs``, ``default_estimate`` or ``partitions`` is out of range.
         FileNotFoundError: the file does not exist.
+        MissingTraceError: ``path`` is a catalogue name whose log is not downloaded (the
+            message says ``hpcgym traces fetch NAME``).
     """
     if reading not in READINGS:
         raise InvalidConfigError(f"reading: must be one of {', '.join(READINGS)}, got {reading!r}")
@@ -167,8 +172,8 @@ def read_swf(
     if default_estimate is not None:
         default_estimate = _check_default_estimate(default_estimate)
     parts = check_partitions(partitions)
-    p = Path(path)
-    spath = str(path)
+    p = resolve_trace(path)
+    spath = str(path) if p == Path(path) else str(p)
     name = trace_name(p)
     text = read_text(p, spath)
     entries = _header_entries(text)
