@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hpcgym.workloads.conversion import ConversionReport
 from hpcgym.workloads.fit import describe_unplaceable, fit_workload
 from hpcgym.workloads.jobtable import (
     DROP_CHUNK,
@@ -12,6 +13,7 @@ from hpcgym.workloads.jobtable import (
 )
 from hpcgym.workloads.jobtable_format import (
     COLUMNS,
+    LOG_COLUMNS,
     NAME_COLUMNS,
     REQUEST_COLUMNS,
     TABLE_SUFFIXES,
@@ -69,6 +71,7 @@ __all__ = [
     "DROP_TOO_LARGE",
     "DROP_ZERO_RUNTIME",
     "KNOWN_MACHINES",
+    "LOG_COLUMNS",
     "MACHINE_SOURCE_KEY",
     "MAX_PROCS",
     "NAME_COLUMNS",
@@ -77,6 +80,7 @@ __all__ = [
     "SWF_FIELDS",
     "TABLE_SUFFIXES",
     "USED_FIELDS",
+    "ConversionReport",
     "EuroraParams",
     "LoadReport",
     "Workload",
