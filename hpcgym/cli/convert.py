@@ -103,8 +103,9 @@ def run(args: argparse.Namespace) -> int:
         w, notes = to_swf_workload(w)
         for note in notes:
             print(f"  note: {note}", file=sys.stderr)
-        write_swf(args.target, w)
+        kept = write_swf(args.target, w)
     else:
-        write_jobs(w, args.target)
+        kept = write_jobs(w, args.target)
+    print(f"convert: {kept}", file=sys.stderr)  # what the target does not keep, what it fills in
     print(f"wrote {len(w)} jobs to {args.target}")
     return 0

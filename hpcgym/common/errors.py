@@ -8,7 +8,7 @@ class HpcGymError(Exception):
 
 
 class TraceFormatError(HpcGymError, ValueError):
-    """A workload file is malformed; the message names the file and the line."""
+    """An input file (trace, job table, Slurm listing) is malformed; the message names file and line."""
 
     def __init__(self, path: str, line: int | None, message: str) -> None:
         self.path = path

@@ -13,6 +13,7 @@ from hpcgym.workloads.catalogue import (
     resolve_trace,
     trace_cache_dir,
 )
+from hpcgym.workloads.conversion import ConversionReport
 from hpcgym.workloads.fit import describe_unplaceable, fit_workload
 from hpcgym.workloads.jobtable import (
     DROP_CHUNK,
@@ -23,6 +24,7 @@ from hpcgym.workloads.jobtable import (
 )
 from hpcgym.workloads.jobtable_format import (
     COLUMNS,
+    LOG_COLUMNS,
     NAME_COLUMNS,
     REQUEST_COLUMNS,
     TABLE_SUFFIXES,
@@ -81,6 +83,7 @@ __all__ = [
     "DROP_ZERO_RUNTIME",
     "ENV_TRACES",
     "KNOWN_MACHINES",
+    "LOG_COLUMNS",
     "MACHINE_SOURCE_KEY",
     "MAX_PROCS",
     "NAME_COLUMNS",
@@ -91,6 +94,7 @@ __all__ = [
     "USED_FIELDS",
     "Catalogue",
     "CatalogueLog",
+    "ConversionReport",
     "EuroraParams",
     "Fetched",
     "LoadReport",

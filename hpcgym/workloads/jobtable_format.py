@@ -48,8 +48,16 @@ COLUMNS = (
     "mem_gb",
     "select",
     "status",
+    "wait",
+    "used_mem_kb",
 )
 """Every column a job table may have, in the order :func:`~hpcgym.workloads.write_jobs` writes them."""
+
+LOG_COLUMNS = {"wait": 2, "used_mem_kb": 6}
+"""Columns of what the logging system recorded, and the SWF field (0-based) each keeps: the
+wait (field 3) and the average memory used per processor in KB (field 7). A blank cell is
+SWF's -1 (unknown); :func:`~hpcgym.workloads.write_jobs` writes a column only if some job has
+a value."""
 
 REQUEST_COLUMNS = ("cores", "gpus", "mics", "mem_gb")
 """The per-chunk amount columns, and the first resources of every workload read."""

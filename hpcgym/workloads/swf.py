@@ -51,6 +51,7 @@ import numpy as np
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceWarning
 from hpcgym.common.files import read_text
 from hpcgym.workloads.catalogue import resolve_trace
+from hpcgym.workloads.conversion import ConversionReport, swf_report
 from hpcgym.workloads.swf_fields import _odd_values, _parse_job_lines, _validate_values
 from hpcgym.workloads.swf_header import (
     DEFAULT_ESTIMATE_KEY,
@@ -352,7 +353,7 @@ def write_swf(
     *,
     start: np.ndarray | None = None,
     header: Mapping[str, str] | None = None,
-) -> None:
+) -> ConversionReport:
     """Write a workload as SWF (gzipped when ``path`` ends in ``.gz``).
 
     The 18 fields of every job are written as read, except the submit time (which
@@ -363,6 +364,11 @@ def write_swf(
     workload's machine size, marked by a ``MaxProcsSource`` line as hpcgym's so that
     reading the file back keeps it. Reading the file back with :func:`read_swf` gives
     the same columns and machine.
+
+    Returns:
+        What the file fills in: the estimates written out for jobs that had none when
+        they got different defaults (:class:`~hpcgym.workloads.conversion.ConversionReport`;
+        SWF keeps every field of the workload).
     """
     rows = np.array(workload.raw, dtype=np.float64, copy=True)
     rows[:, 1] = workload.submit
@@ -386,6 +392,7 @@ def write_swf(
     data = out.getvalue().encode()
     p = Path(path)
     p.write_bytes(gzip.compress(data, compresslevel=6, mtime=0) if p.suffix == ".gz" else data)
+    return swf_report(workload)
 
 
 def default_trace_path() -> Path:
