@@ -181,8 +181,9 @@ def _never_started(log: _Log, line: int, cells: list[str], state: str) -> str:
     if state == "CANCELLED":
         if log.cell(cells, "NodeList").lower() == "none assigned":
             return DROP_CANCELLED
-        if "AllocTRES" in log.columns and not log.cell(cells, "AllocTRES"):
-            return DROP_CANCELLED  # no allocation: cancelled while pending
+        ran = log.read(line, cells, "Elapsed", lambda s: parse_duration(s) if s else 0.0) > 0
+        if not ran and "AllocTRES" in log.columns and not log.cell(cells, "AllocTRES"):
+            return DROP_CANCELLED  # no allocation and no time: cancelled while pending
     return ""
 
 

@@ -303,10 +303,11 @@ def test_jobs_that_never_ran_are_dropped_and_counted_by_reason(tmp_path):
         row("9", cpus="0", req="cpu=0,node=1", alloc="cpu=0,node=1"),
         row("10", cpus="64", req="cpu=64,node=1", alloc="cpu=64,node=1"),
         row("11", state="CANCELLED by 5012", elapsed="00:10:00"),  # cancelled while it ran: kept
+        row("13", state="CANCELLED by 5012", elapsed="00:10:00", alloc="", req="cpu=2,node=1", cpus="2"),
         row("12", start="garbage", state="PENDING"),  # cells past the drop are not read
     )
     w = read_sacct(log(tmp_path, *rows), procs=32)
-    assert w.job_id.tolist() == [1, 11] and w.status.tolist() == [1, 5]
+    assert w.job_id.tolist() == [1, 11, 13] and w.status.tolist() == [1, 5, 5]  # 13: ran, AllocTRES lost
     assert w.report.dropped == {
         DROP_PENDING: 2,
         DROP_CANCELLED: 2,
@@ -316,7 +317,7 @@ def test_jobs_that_never_ran_are_dropped_and_counted_by_reason(tmp_path):
         "asks for no resource (0 chunks or all amounts 0)": 1,
         DROP_TOO_LARGE: 1,
     }
-    assert w.report.job_lines == 12 and w.report.jobs_kept == 2
+    assert w.report.job_lines == 13 and w.report.jobs_kept == 3
     notes = "\n".join(w.report.notes)
     assert "first job dropped as 'never started: cancelled before start': line 4 (job 3)" in notes
     assert "dropped 2: never started: pending when the log was written" in str(w.report)
