@@ -1,4 +1,4 @@
-"""Workloads: SWF traces, job tables, generated workloads and the trace catalogue."""
+"""Workloads: SWF traces, job tables, Slurm accounting logs, generated workloads and the trace catalogue."""
 
 from __future__ import annotations
 
@@ -32,6 +32,17 @@ from hpcgym.workloads.jobtable_format import (
 )
 from hpcgym.workloads.jobtable_write import to_swf_workload, write_jobs
 from hpcgym.workloads.logged import log_overcommit, logged_start
+from hpcgym.workloads.sacct import (
+    DROP_ARRAY_PENDING,
+    DROP_CANCELLED,
+    DROP_NO_START,
+    DROP_PENDING,
+    DROP_RUNNING,
+    SACCT_COLUMNS,
+    SACCT_SUFFIXES,
+    is_sacct_log,
+    read_sacct,
+)
 from hpcgym.workloads.swf import (
     DEFAULT_TRACE,
     DROP_NO_SUBMIT,
@@ -70,13 +81,18 @@ __all__ = [
     "COLUMNS",
     "DEFAULT_ESTIMATE_KEY",
     "DEFAULT_TRACE",
+    "DROP_ARRAY_PENDING",
+    "DROP_CANCELLED",
     "DROP_CHUNK",
     "DROP_CHUNKS",
     "DROP_NO_REQUEST",
     "DROP_NO_RESOURCE",
+    "DROP_NO_START",
     "DROP_NO_SUBMIT",
     "DROP_PARTITION",
+    "DROP_PENDING",
     "DROP_QUEUE",
+    "DROP_RUNNING",
     "DROP_RUNTIME",
     "DROP_SIZE",
     "DROP_TOO_LARGE",
@@ -89,6 +105,8 @@ __all__ = [
     "NAME_COLUMNS",
     "READINGS",
     "REQUEST_COLUMNS",
+    "SACCT_COLUMNS",
+    "SACCT_SUFFIXES",
     "SWF_FIELDS",
     "TABLE_SUFFIXES",
     "USED_FIELDS",
@@ -108,6 +126,7 @@ __all__ = [
     "fetch_trace",
     "fit_workload",
     "is_job_table",
+    "is_sacct_log",
     "job_class",
     "known_machine",
     "load_catalogue",
@@ -116,6 +135,7 @@ __all__ = [
     "logged_start",
     "parse_header",
     "read_jobs",
+    "read_sacct",
     "read_swf",
     "real_number",
     "resolve_trace",
