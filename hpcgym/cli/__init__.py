@@ -39,6 +39,7 @@ COMMANDS: tuple[str, ...] = (
     "train",
     "sweep",
     "predict-eval",
+    "plot",
 )
 """The commands, each the module ``hpcgym.cli.<name>`` (``-`` as ``_``), in ``--help`` order."""
 
