@@ -61,7 +61,7 @@ COLOR_BY = ("user", "queue", "job")
 """What a job's colour in the Gantt chart says."""
 MAX_GANTT_JOBS = 2000
 """Above this many jobs in the window, the Gantt chart is drawn as a heat map of busy shares."""
-CATEGORY_COLOURS = 18
+CATEGORY_COLOURS = 12
 """Users or queues with a colour of their own (the largest by processor-hours); the rest are grey."""
 HEAT_ROWS, HEAT_BINS = 64, 400
 """The heat map's rows (about; whole nodes) and time bins."""
@@ -215,33 +215,38 @@ def schedule_figure(
     axes = axes[:, 0]
     x = _axis_time(t0, scale)
     drawn = int(shown.sum())
+    dense = drawn > max_jobs
+    bins = np.linspace(lo, hi, HEAT_BINS + 1) if dense else None
+    if dense:
+        notes.append(
+            f"{drawn:,} jobs in the window, more than {max_jobs:,}: "
+            + ("the Gantt chart is a heat map of busy shares, and " if "gantt" in panels else "")
+            + f"the queue and utilization are means (line) and maxima (shaded) over {HEAT_BINS} time bins; "
+            "--from/--to draw a shorter window job by job"
+        )
     for ax, panel in zip(axes, panels, strict=True):
         if panel == "gantt":
             layout = pack_processors(table, machine)
-            if layout.contiguous_share < 1.0:
-                notes.append(
-                    f"{1 - layout.contiguous_share:.1%} of the jobs could not get one run of adjacent rows "
-                    "(the free rows were scattered): they are drawn as several bands"
-                )
-            if drawn > max_jobs:
+            if dense:
                 _draw_heat(fig, ax, layout, table, lo, hi, x)
-                notes.append(
-                    f"{drawn:,} jobs in the window, more than {max_jobs:,}: the Gantt chart is a heat map of "
-                    "busy shares; --from/--to draw a shorter window job by job"
-                )
             else:
-                _draw_gantt(ax, layout, table, shown, color_by, x, legend=True)
+                if layout.contiguous_share < 1.0:
+                    notes.append(
+                        f"{1 - layout.contiguous_share:.1%} of the jobs could not get one run of adjacent "
+                        "rows (the free rows were scattered): they are drawn as several bands"
+                    )
+                _draw_gantt(ax, layout, table, shown, color_by, x, (lo, hi))
         elif panel == "queue":
             times, length = _in_window(*queue_length_series(table.submit, table.start), lo, hi)
-            _step(ax, x(times), length, "C0")
+            top = _series(ax, x, times, length, "C0", bins)
             ax.set_ylabel("waiting jobs", fontsize=9)
-            ax.set_ylim(0, max(1.0, float(length.max())) * 1.05)
+            ax.set_ylim(0, max(1.0, top) * 1.05)
         else:
             col = processor_column(machine)
             capacity = float(machine.capacity[:, col].sum())
             times, busy = busy_series(table)
             times, util = _in_window(times, busy / capacity, lo, hi)
-            _step(ax, x(times), util, "C2")
+            _series(ax, x, times, util, "C2", bins)
             mean = _window_mean(times, util, lo, hi)
             ax.axhline(mean, color="0.25", linestyle="--", linewidth=0.8, label=f"mean {mean:.2f}")
             ax.legend(loc="upper right", fontsize=8, framealpha=0.85, edgecolor="none")
@@ -299,9 +304,39 @@ def _machine_words(m: Machine) -> str:
     return f"{m.n_nodes} nodes, {total:,} {m.resources[col]} ({m.name})"
 
 
-def _step(ax: Axes, x: np.ndarray, y: np.ndarray, colour: str) -> None:
-    ax.step(x, y, where="post", color=colour, linewidth=0.8)
-    ax.fill_between(x, y, step="post", color=colour, alpha=0.2, linewidth=0)
+def _series(
+    ax: Axes, x: Any, times: np.ndarray, values: np.ndarray, colour: str, bins: np.ndarray | None
+) -> float:
+    """Draw a step function (from :func:`_in_window`), or per time bin its mean (line) and maximum (shaded).
+
+    Returns the largest value drawn.
+    """
+    if bins is None:
+        ax.step(x(times), values, where="post", color=colour, linewidth=0.8)
+        ax.fill_between(x(times), values, step="post", color=colour, alpha=0.2, linewidth=0)
+        return float(values.max())
+    mean, peak = binned(times, values, bins)
+    ax.stairs(peak, x(bins), fill=True, color=colour, alpha=0.25, linewidth=0)
+    ax.stairs(mean, x(bins), color=colour, linewidth=0.9)
+    return float(peak.max())
+
+
+def binned(times: np.ndarray, values: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The time-weighted mean and the maximum of a step function in each bin of ``edges``.
+
+    ``values[i]`` holds from ``times[i]`` to ``times[i + 1]`` (the last value is not used);
+    ``times`` covers the edges, as :func:`_in_window` returns it.
+
+    >>> binned(np.array([0.0, 1.0, 3.0, 4.0]), np.array([2.0, 0.0, 4.0, 4.0]), np.array([0.0, 2.0, 4.0]))
+    (array([1., 2.]), array([2., 4.]))
+    """
+    integral = np.concatenate([[0.0], np.cumsum(values[:-1] * np.diff(times))])
+    mean = np.diff(np.interp(edges, times, integral)) / np.diff(edges)
+    first = np.searchsorted(times, edges[:-1], side="right") - 1  # the step under each bin's start
+    stop = np.searchsorted(times, edges[1:], side="left")  # the steps that start before its end
+    stop = np.maximum(stop, first + 1)
+    peak = np.array([values[a:b].max() for a, b in zip(first.tolist(), stop.tolist(), strict=True)])
+    return mean, peak
 
 
 def _in_window(times: np.ndarray, values: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
@@ -320,31 +355,44 @@ def _window_mean(times: np.ndarray, values: np.ndarray, lo: float, hi: float) ->
     return float((values[:-1] * dt).sum() / dt.sum()) if dt.sum() > 0 else 0.0
 
 
-def job_colours(table: ScheduleTable, color_by: str) -> tuple[np.ndarray, list[tuple[str, Any]]]:
+def job_colours(
+    table: ScheduleTable, color_by: str, window: tuple[float, float] | None = None
+) -> tuple[np.ndarray, list[tuple[str, Any]]]:
     """Each job's RGBA colour and the legend: ``(label, colour)`` of the coloured users or queues.
 
-    ``user`` or ``queue``: the :data:`CATEGORY_COLOURS` largest by processor-hours get a
+    ``user`` or ``queue``: of those with jobs waiting or running in ``window`` (seconds;
+    default: all), the :data:`CATEGORY_COLOURS` with the most processor-hours in it get a
     colour of their own, the others one grey (the legend's last entry). ``job``: colours
-    in turn by job order, so that neighbours differ.
+    in turn by job order, so that neighbours differ. The palette has no pale colours, so
+    that a wait band (:func:`lighter`) is never mistaken for a running job.
     """
     from matplotlib import colormaps
 
-    palette = np.delete(colormaps["tab20"](np.arange(20)), [14, 15], axis=0)  # without its greys
+    palette = np.concatenate(
+        [
+            np.delete(colormaps["tab10"](np.arange(10)), 7, axis=0),  # without its grey
+            colormaps["Dark2"]([0, 2, 5]),  # teal, slate blue, mustard
+        ]
+    )
     n = len(table)
     if color_by == "job":
         return palette[np.arange(n) % len(palette)], []
-    labels = getattr(table, color_by)
-    used = np.where(table.ran, (table.end - table.start) * table.procs, 0.0)
-    names, inverse = np.unique(labels.astype(str), return_inverse=True)
-    weight = np.bincount(inverse, weights=used, minlength=len(names))
-    rank = np.argsort(-weight, kind="stable")
+    lo, hi = window if window is not None else (-np.inf, np.inf)
+    ran = table.ran
+    held = np.clip(np.where(ran, table.end, 0.0), lo, hi) - np.clip(np.where(ran, table.start, 0.0), lo, hi)
+    last = np.where(ran, table.end, table.submit)
+    present = (table.submit <= hi) & (last >= lo)
+    names, inverse = np.unique(getattr(table, color_by).astype(str), return_inverse=True)
+    weight = np.bincount(inverse, weights=held * table.procs, minlength=len(names))
+    seen = np.bincount(inverse, weights=present, minlength=len(names)) > 0
+    rank = [int(i) for i in np.argsort(-weight, kind="stable") if seen[i]]
     colour_of = np.tile(np.array(_OTHERS), (len(names), 1))
+    assert len(palette) == CATEGORY_COLOURS
     top = rank[:CATEGORY_COLOURS]
     colour_of[top] = palette[: len(top)]
     legend: list[tuple[str, Any]] = [(str(names[i]), tuple(colour_of[i])) for i in top]
-    rest = len(names) - len(top)
-    if rest > 0:
-        legend.append((f"{rest:,} other {color_by}s", _OTHERS))
+    if len(rank) > len(top):
+        legend.append((f"{len(rank) - len(top):,} other {color_by}s", _OTHERS))
     return colour_of[inverse], legend
 
 
@@ -362,13 +410,12 @@ def _draw_gantt(
     shown: np.ndarray,
     color_by: str,
     x: Any,
-    *,
-    legend: bool,
+    window: tuple[float, float],
 ) -> None:
     from matplotlib.collections import PolyCollection
     from matplotlib.patches import Patch
 
-    colours, entries = job_colours(table, color_by)
+    colours, entries = job_colours(table, color_by, window)
     keep = shown[layout.job]
     job, lo, hi = layout.job[keep], layout.lo[keep], layout.hi[keep]
     few = len(np.unique(job)) <= 300
@@ -392,11 +439,11 @@ def _draw_gantt(
             )
         )
     _node_axis(ax, layout)
-    if legend and entries:
+    if entries:
         handles = [Patch(facecolor=c, label=name) for name, c in entries]
         ax.legend(
             handles=handles,
-            title=f"{color_by} (by processor-hours)",
+            title=f"{color_by} (by processor-hours)\npale: waiting to start",
             loc="center left",
             bbox_to_anchor=(1.005, 0.5),
             fontsize=7,

@@ -105,7 +105,7 @@ class ScheduleTable:
         if len(ptr) != n + 1:  # a schedule made without placements
             ptr, nodes = np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.int64)
         return cls(
-            source=source or schedule.policy or w.name,
+            source=source or (f"{schedule.policy} on {w.name}" if schedule.policy else w.name),
             job_id=np.asarray(w.job_id, dtype=np.int64),
             submit=np.asarray(w.submit, dtype=np.float64),
             start=np.asarray(schedule.start, dtype=np.float64),

@@ -33,6 +33,7 @@ import itertools
 from matplotlib import colormaps
 from matplotlib.collections import PolyCollection, QuadMesh
 from matplotlib.image import imread
+from matplotlib.patches import StepPatch
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = "job_id,submit,start,end,procs,estimate,wait,nodes"
@@ -251,6 +252,10 @@ def test_too_many_jobs_become_a_heat_map(tmp_path):
     busy, idle = pixel(img, ax, 80, 2.0, (0.0, 140.0)), pixel(img, ax, 130, 2.5, (0.0, 140.0))
     np.testing.assert_allclose(busy, colormaps["Blues"](1.0)[:3], atol=2 / 255)  # every processor busy
     np.testing.assert_allclose(idle, [1.0, 1.0, 1.0], atol=1.5 / 255)  # none: not drawn, the background
+    notes.clear()
+    fig = schedule_figure(KNOWN, Machine.processors(4), view="load", max_jobs=2, notes=notes, **SMALL)
+    assert all(any(isinstance(p, StepPatch) for p in ax.patches) for ax in fig.axes)  # means per time bin
+    assert "means (line) and maxima (shaded) over 400 time bins" in notes[0]
 
 
 def test_views_svg_and_a_window(tmp_path):
