@@ -151,27 +151,6 @@ class ScheduleTable:
         users, queues = workload_labels(workload, "user"), workload_labels(workload, "queue")
         return dataclasses.replace(self, user=users[match], queue=queues[match])
 
-    def take(self, jobs: np.ndarray) -> ScheduleTable:
-        """The table of the jobs at indices ``jobs`` (in that order)."""
-        jobs = np.asarray(jobs, dtype=np.int64)
-        lo, hi = self.node_ptr[jobs], self.node_ptr[jobs + 1]
-        counts = hi - lo
-        ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        flat = np.repeat(lo - ptr[:-1], counts) + np.arange(int(ptr[-1]))
-        return dataclasses.replace(
-            self,
-            job_id=self.job_id[jobs],
-            submit=self.submit[jobs],
-            start=self.start[jobs],
-            end=self.end[jobs],
-            procs=self.procs[jobs],
-            node_ptr=ptr,
-            node=self.node[flat],
-            user=None if self.user is None else self.user[jobs],
-            queue=None if self.queue is None else self.queue[jobs],
-            line=None if self.line is None else self.line[jobs],
-        )
-
 
 def workload_labels(w: Workload, column: str) -> np.ndarray:
     """Each job's ``user`` or ``queue`` as text: its name when the log names it, else its number.
