@@ -223,7 +223,7 @@ def test_example_runs(block: Block, workdir: Path) -> None:
     for argv in runs:  # skip before running anything, not halfway through a block
         if argv[:2] == ["hpcgym", "train"] or (argv[:2] == ["hpcgym", "evaluate"] and "--model" in argv):
             _skip_unless_extras_installed("import sb3_contrib")
-        if "--plot" in argv:
+        if "--plot" in argv or argv[:2] == ["hpcgym", "plot"]:
             _skip_unless_extras_installed("import matplotlib")
         if "benchmarks/run.py" in argv and not TRACES.is_dir():
             pytest.skip(f"benchmarks/run.py needs the development traces ({TRACES.name}), absent here")
@@ -303,7 +303,7 @@ def test_the_runner_finds_the_examples() -> None:
 
 
 def test_every_figure_has_the_command_that_made_it() -> None:
-    """Each image a doc shows is written by a ``--plot`` command in the same doc."""
+    """Each image a doc shows is written by a ``--plot`` command (or ``hpcgym plot -o``) in the same doc."""
     for doc in DOCS:
         text = doc.read_text()
         plotted = {
@@ -312,7 +312,7 @@ def test_every_figure_has_the_command_that_made_it() -> None:
             if b.language == "sh"
             for argv in commands(b)
             for i in range(len(argv) - 1)
-            if argv[i] == "--plot"
+            if argv[i] == "--plot" or (argv[:2] == ["hpcgym", "plot"] and argv[i] in ("-o", "--output"))
         }
         # `hpcgym study ... -o DIR`, `hpcgym evaluate ... --out DIR`, `hpcgym sweep --preset
         # tsafrir-params -o DIR` and `hpcgym reproduce hariharan -o DIR` write their figures into

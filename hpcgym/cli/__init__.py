@@ -40,6 +40,7 @@ COMMANDS: tuple[str, ...] = (
     "sweep",
     "predict-eval",
     "traces",
+    "plot",
 )
 """The commands, each the module ``hpcgym.cli.<name>`` (``-`` as ``_``), in ``--help`` order."""
 

@@ -35,6 +35,20 @@ def configure(p: argparse.ArgumentParser) -> None:
         default=None,
         help=f"write every job's schedule ({', '.join(SCHEDULE_SUFFIXES)}: CSV, JSON records or SWF)",
     )
+    p.add_argument(
+        "--plot",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="draw the schedule into FILE (.png, .svg or .pdf; needs the plot extra), as `hpcgym plot` "
+        "draws a schedule file",
+    )
+    p.add_argument(
+        "--plot-view",
+        choices=("all", "gantt", "load"),
+        default="all",
+        help="with --plot: all (the Gantt chart by user above queue length and utilization), gantt or load",
+    )
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument(
         "--via-env",
@@ -58,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
     preset_predictor(policy, args.predictor)  # UnknownNameError, InvalidConfigError
     if args.schedule_out is not None:
         check_schedule_path(args.schedule_out)
+    if args.plot is not None:
+        from hpcgym.sim.pictures import check_picture_path
+
+        check_picture_path(args.plot, "--plot")
     w = load_trace(args)
     if w.report is not None:
         print(w.report, file=sys.stderr)
@@ -78,6 +96,12 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.schedule_out is not None:
         write_schedule(args.schedule_out, result.schedule)
+    if args.plot is not None:
+        from hpcgym.sim.pictures import plot_run
+
+        for note in plot_run(result.schedule, args.plot, view=args.plot_view):
+            print(f"note: {note}", file=sys.stderr)
+        print(f"wrote {args.plot}", file=sys.stderr)
     if args.json:
         print(to_json(result.row))
     else:
