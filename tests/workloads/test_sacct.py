@@ -4,18 +4,16 @@ errors, time zones, the bundled sample converted and simulated, and a round trip
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
 import json
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import CP_PRESETS, examples, quick
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hpcgym.baselines import PRESETS, run_policy
 from hpcgym.cli import main
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError
 from hpcgym.machine import Machine
@@ -511,22 +509,6 @@ def test_the_sample_converts_to_a_job_table(tmp_path, capsys):
     for column in ("job_id", "submit", "runtime", "estimate", "chunks"):
         assert np.array_equal(getattr(table, column), getattr(sample, column)), column
     assert np.array_equal(table.per_chunk[:, :1], sample.per_chunk)  # cores; gpus, mics, mem_gb 0
-
-
-@pytest.fixture(scope="module")
-def sample_on_nodes():
-    return read_sacct(SAMPLE, node_machine(), tz="Europe/Berlin")
-
-
-@pytest.mark.parametrize("policy", list(PRESETS))
-def test_the_sample_runs_under_every_preset(sample_on_nodes, policy):
-    if policy in CP_PRESETS and importlib.util.find_spec("ortools") is None:
-        pytest.skip("the CP presets need ortools (pip install 'hpcgym[cp]')")
-    w = sample_on_nodes
-    schedule = run_policy(w, quick(policy)).schedule
-    assert (schedule.start >= w.submit).all() and np.isfinite(schedule.end).all()
-    if policy == "replay":  # the machine holds the log: every logged start is kept
-        assert np.array_equal(schedule.start, w.submit + w.log_wait)
 
 
 def test_simulate_reads_a_sacct_workload(capsys):
