@@ -72,7 +72,8 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--trace",
         type=Path,
         default=None,
-        help="the SWF trace the schedule was simulated from: users and queues by job id, and its machine",
+        help="the SWF trace the schedule was simulated from (a path, or a catalogue name: see `hpcgym "
+        "traces`): users and queues by job id, and its machine",
     )
     p.add_argument(
         "--workload",

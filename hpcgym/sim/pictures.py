@@ -648,8 +648,9 @@ def plot_schedule_file(
         path: a schedule file (:func:`~hpcgym.sim.schedule_file.read_schedule`).
         out: the picture (``.png``, ``.svg`` or ``.pdf``).
         machine, procs, node_size: the machine (:func:`schedule_machine`).
-        trace, workload: the SWF trace or job table the schedule was simulated from: its
-            users and queues colour the jobs, and its machine is drawn unless one is given.
+        trace, workload: the SWF trace (a path or a catalogue name, which
+            :func:`~hpcgym.workloads.read_swf` resolves) or job table the schedule was simulated
+            from: its users and queues colour the jobs, and its machine is drawn unless one is given.
         figure: :func:`schedule_figure`'s keywords (``view``, ``color_by``, ``window``, ...).
 
     Returns:

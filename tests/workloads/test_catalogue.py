@@ -326,3 +326,24 @@ def test_evaluate_reads_the_catalogue_log_when_the_models_recorded_trace_is_abse
     here.write_bytes(b"")
     assert _here_or_catalogue(str(here)) == str(here)
     assert _here_or_catalogue("../nowhere/mine.swf") == "../nowhere/mine.swf"
+
+
+def test_plot_reads_the_trace_by_its_catalogue_name(server, trace_folder, monkeypatch, tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    cat = tiny_catalogue(server)
+    monkeypatch.setattr(catalogue_module, "load_catalogue", lambda: cat)
+    monkeypatch.setattr(workloads_face, "load_catalogue", lambda: cat)
+    fetched = fetch_trace(NAME, progress=False).path
+    schedule, picture = tmp_path / "fcfs.csv", tmp_path / "fcfs.png"
+    simulate = ["simulate", "--trace", NAME, "--policy", "fcfs", "--schedule-out", str(schedule)]
+    assert main([*simulate, "--no-progress"]) == 0
+    capsys.readouterr()
+    plot = ["plot", str(schedule), "--trace", NAME, "-o", str(picture), "--dpi", "30"]
+    assert main(plot) == 0  # the name is the fetched file: its users and its 8 processors
+    err = capsys.readouterr().err
+    assert f"wrote {picture}" in err and "no users" not in err and "machine size not given" not in err
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    picture.unlink()
+    fetched.unlink()  # not downloaded: the error says how to get it, and nothing is written
+    assert main(plot) == 2
+    assert f"hpcgym traces fetch {NAME}" in capsys.readouterr().err and not picture.exists()
