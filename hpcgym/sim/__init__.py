@@ -53,13 +53,20 @@ from hpcgym.sim.prediction_metrics import (
 )
 from hpcgym.sim.run import RunResult, report_run, require_jobs, run_dispatcher
 from hpcgym.sim.schedule import Schedule
-from hpcgym.sim.schedule_file import ScheduleTable, read_schedule
+from hpcgym.sim.schedule_file import (
+    SCHEDULE_SUFFIXES,
+    ScheduleTable,
+    check_schedule_path,
+    read_schedule,
+    write_schedule,
+)
 from hpcgym.sim.view import SystemView
 
 __all__ = [
     "COLOR_BY",
     "MEASURED_SETS",
     "PICTURE_SUFFIXES",
+    "SCHEDULE_SUFFIXES",
     "SMALL_SET_JOBS",
     "SMALL_SET_SHARE",
     "TAU",
@@ -81,6 +88,7 @@ __all__ = [
     "bounded_slowdown",
     "callable_name",
     "check_picture_path",
+    "check_schedule_path",
     "common_measured_jobs",
     "comparison_figure",
     "compute_metrics",
@@ -108,4 +116,5 @@ __all__ = [
     "steady_state_mask",
     "trimmed_mask",
     "write_figure",
+    "write_schedule",
 ]

@@ -4,7 +4,8 @@
 ``job_id, submit, start, end, procs, estimate, wait, nodes`` (``.json``: the same keys, one
 record per job). ``procs`` is the job's processors (cores) in all, ``nodes`` the node of
 each of its chunks (``;``-separated in CSV, a list in JSON; every job runs on node 0 of the
-one-node machine of an SWF trace). :func:`read_schedule` reads either back into a
+one-node machine of an SWF trace). :func:`write_schedule` writes a simulated schedule so
+(or as SWF), atomically; :func:`read_schedule` reads a CSV or JSON one back into a
 :class:`ScheduleTable`; :meth:`ScheduleTable.from_schedule` builds one from a
 :class:`~hpcgym.sim.Schedule` in memory. A schedule file has no users and no queues;
 :meth:`ScheduleTable.with_labels_from` takes them from the workload the schedule was
@@ -34,9 +35,16 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError, TraceFormatError
+from hpcgym.common.files import write_atomic
+from hpcgym.common.report import to_json
 from hpcgym.sim.schedule import Schedule
-from hpcgym.workloads import Workload
+from hpcgym.workloads import Workload, write_swf
 
+SCHEDULE_SUFFIXES = (".csv", ".json", ".swf", ".swf.gz")
+"""File types :func:`write_schedule` writes, by suffix."""
+SCHEDULE_COLUMNS = ("job_id", "submit", "start", "end", "procs", "estimate", "wait", "nodes")
+"""Columns of a schedule file as :func:`write_schedule` writes it; ``nodes`` is the node of each
+chunk, ``;``-separated in CSV."""
 SCHEDULE_FILE_COLUMNS = ("job_id", "submit", "start", "end", "procs", "nodes")
 """The columns of a schedule file that its pictures need (others, such as ``wait``, are ignored)."""
 
@@ -165,6 +173,74 @@ def workload_labels(w: Workload, column: str) -> np.ndarray:
     out = codes.astype(str).astype(object)
     out[codes < 0] = NO_LABEL
     return out  # type: ignore[no-any-return]
+
+
+def check_schedule_path(path: str | os.PathLike[str], what: str = "schedule file") -> None:
+    """Raise unless ``path`` ends in a suffix of :data:`SCHEDULE_SUFFIXES` and its folder exists.
+
+    Raises:
+        InvalidConfigError: either not so; the message starts with ``what`` (the command's
+            option, e.g. ``--schedule-out``) and the path.
+    """
+    p = Path(path)
+    if not p.name.lower().endswith(SCHEDULE_SUFFIXES):
+        raise InvalidConfigError(f"{what} {p}: unknown file type; use one of {', '.join(SCHEDULE_SUFFIXES)}")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        raise InvalidConfigError(f"{what} {p}: no such directory: {parent}")
+
+
+def write_schedule(path: str | os.PathLike[str], schedule: Schedule) -> None:
+    """Write each job's schedule as CSV, JSON records (:data:`SCHEDULE_COLUMNS`) or SWF, by suffix.
+
+    ``nodes`` lists the node of each of the job's chunks (``0;0;3`` in CSV, a list in
+    JSON; SWF has no place for it): on the one-node machine of an SWF trace every job
+    runs on node 0. Numbers are written exactly (``%.17g`` in CSV), so
+    :func:`read_schedule` reads back the times simulated. The file is written to a
+    temporary file in its folder and renamed into place: a reader never sees part of it.
+
+    Raises:
+        InvalidConfigError: an unknown suffix or a missing folder (:func:`check_schedule_path`).
+    """
+    import io
+
+    check_schedule_path(path)
+    p = Path(path)
+    w = schedule.workload
+    name = p.name.lower()
+    if name.endswith((".swf", ".swf.gz")):
+        write_swf(p, w, start=schedule.start)
+        return
+    columns = [w.job_id, w.submit, schedule.start, schedule.end, w.procs_req, w.estimate, schedule.wait]
+    ptr = np.asarray(schedule.placement_ptr)
+    flat = np.asarray(schedule.placement_nodes).tolist()
+    if len(ptr) == len(w) + 1:
+        bounds = ptr.tolist()
+        nodes = [flat[bounds[j] : bounds[j + 1]] for j in range(len(w))]
+    else:  # a schedule made without placements
+        nodes = [[] for _ in range(len(w))]
+    if name.endswith(".json"):
+        whole = {"job_id", "procs"}
+        records = [
+            {
+                **{
+                    key: int(value) if key in whole else float(value)
+                    for key, value in zip(SCHEDULE_COLUMNS, row, strict=False)
+                },
+                "nodes": placed,
+            }
+            for row, placed in zip(
+                zip(*(np.asarray(c).tolist() for c in columns), strict=True), nodes, strict=True
+            )
+        ]
+        write_atomic(p, (to_json(records) + "\n").encode("utf-8"))
+        return
+    numbers = io.StringIO()
+    np.savetxt(numbers, np.column_stack(columns), fmt="%.17g", delimiter=",")
+    lines = numbers.getvalue().splitlines()
+    text = [",".join(SCHEDULE_COLUMNS)]
+    text += [f"{line},{';'.join(map(str, placed))}" for line, placed in zip(lines, nodes, strict=True)]
+    write_atomic(p, ("\n".join(text) + "\n").encode("utf-8"))
 
 
 def read_schedule(path: str | os.PathLike[str]) -> ScheduleTable:

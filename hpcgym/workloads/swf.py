@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceWarning
-from hpcgym.common.files import read_text
+from hpcgym.common.files import read_text, write_atomic
 from hpcgym.workloads.catalogue import resolve_trace
 from hpcgym.workloads.conversion import ConversionReport, swf_report
 from hpcgym.workloads.swf_fields import _odd_values, _parse_job_lines, _validate_values
@@ -363,7 +363,8 @@ def write_swf(
     would otherwise get a different default when read back; ``MaxProcs`` is the
     workload's machine size, marked by a ``MaxProcsSource`` line as hpcgym's so that
     reading the file back keeps it. Reading the file back with :func:`read_swf` gives
-    the same columns and machine.
+    the same columns and machine. The file is written to a temporary file in its folder and
+    renamed into place.
 
     Returns:
         What the file fills in: the estimates written out for jobs that had none when
@@ -391,7 +392,7 @@ def write_swf(
         np.savetxt(out, rows, fmt="%.17g", delimiter=" ")
     data = out.getvalue().encode()
     p = Path(path)
-    p.write_bytes(gzip.compress(data, compresslevel=6, mtime=0) if p.suffix == ".gz" else data)
+    write_atomic(p, gzip.compress(data, compresslevel=6, mtime=0) if p.suffix == ".gz" else data)
     return swf_report(workload)
 
 

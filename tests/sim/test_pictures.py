@@ -75,7 +75,7 @@ def write_csv(path: Path, lines: list[str]) -> Path:
 # ---------------------------------------------------------------- schedule files
 def test_a_simulated_schedule_reads_back_from_csv_and_json(tmp_path):
     from hpcgym.baselines import run_policy
-    from hpcgym.cli.simulate import write_schedule
+    from hpcgym.sim import write_schedule
     from hpcgym.workloads import load_default
 
     schedule = run_policy(load_default().window(120), "easy", progress=False).schedule
