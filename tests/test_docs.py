@@ -16,6 +16,9 @@ keep the docs to it):
 
 Examples run from a copy of the repository root (the package linked, not copied), so
 commands that write files (``--plot cmp.png``) write into a temporary folder.
+``hpcgym`` commands run through ``hpcgym.cli.main`` in the test's process (training,
+sweeps and ``--model`` evaluations in a fresh interpreter); ``python`` lines and blocks in
+a fresh interpreter.
 ``../shared/traces`` there points at the development traces; an example that needs one
 that is absent is skipped, saying which (likewise one that needs a missing optional
 extra). The trace folder of the catalogue (``HPCGYM_TRACES``) is the development traces,
@@ -28,7 +31,9 @@ runner asserts only that each example exits with 0 and prints no traceback.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
+import io
 import itertools
 import json
 import os
@@ -204,7 +209,7 @@ def _check(result: subprocess.CompletedProcess[str], what: str) -> None:
 
 
 @pytest.mark.parametrize("block", _params())
-def test_example_runs(block: Block, workdir: Path) -> None:
+def test_example_runs(block: Block, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _skip_unless_traces_present(block.text)
     if "hpcgym traces fetch" in block.text and not TRACES.is_dir():
         pytest.skip("`hpcgym traces fetch` needs the network, or the development traces as HPCGYM_TRACES")
@@ -228,10 +233,48 @@ def test_example_runs(block: Block, workdir: Path) -> None:
         if "benchmarks/run.py" in argv and not TRACES.is_dir():
             pytest.skip(f"benchmarks/run.py needs the development traces ({TRACES.name}), absent here")
     for argv in runs:
-        program = [sys.executable, "-m", "hpcgym"] if argv[0] == "hpcgym" else [sys.executable]
-        full = [*program, *argv[1:]]
-        result = subprocess.run(full, cwd=workdir, env=env, capture_output=True, text=True)
+        if _in_process(argv):
+            result = _run_in_process(argv, workdir, monkeypatch)
+        else:
+            program = [sys.executable, "-m", "hpcgym"] if argv[0] == "hpcgym" else [sys.executable]
+            full = [*program, *argv[1:]]
+            result = subprocess.run(full, cwd=workdir, env=env, capture_output=True, text=True)
         _check(result, f"{block.id}: {shlex.join(argv)}")
+
+
+# Commands that run in a fresh interpreter all the same: training (torch's threads beside
+# the other test worker), sweeps (process pools, Ray's global state).
+OWN_PROCESS = {"train", "sweep"}
+
+
+def _in_process(argv: list[str]) -> bool:
+    """Whether an ``hpcgym`` command of the docs runs in this process (``hpcgym.cli.main``).
+
+    A fresh interpreter per command would spend most of a short example importing hpcgym
+    and loading its compiled kernels; the entry point is the same function either way.
+    """
+    return argv[0] == "hpcgym" and argv[1] not in OWN_PROCESS and "--model" not in argv
+
+
+def _run_in_process(
+    argv: list[str], workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> subprocess.CompletedProcess[str]:
+    """``hpcgym argv[1:]`` through :func:`hpcgym.cli.main` in ``workdir``: its exit code and output.
+
+    An exception main() does not turn into an exit code propagates and fails the test with
+    its traceback, as a traceback in a subprocess's output would.
+    """
+    from hpcgym.cli import main
+
+    monkeypatch.chdir(workdir)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(argv[1:])
+        except SystemExit as exc:  # argparse's usage errors and --help
+            code = exc.code if isinstance(exc.code, int) else 1
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 # The conventions above, checked, so an example cannot silently drop out of the runner.
