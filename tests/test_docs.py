@@ -234,7 +234,7 @@ def test_example_runs(block: Block, workdir: Path, monkeypatch: pytest.MonkeyPat
             pytest.skip(f"benchmarks/run.py needs the development traces ({TRACES.name}), absent here")
     for argv in runs:
         if _in_process(argv):
-            result = _run_in_process(argv, workdir, monkeypatch)
+            result = _run_in_process(argv, workdir, monkeypatch, env)
         else:
             program = [sys.executable, "-m", "hpcgym"] if argv[0] == "hpcgym" else [sys.executable]
             full = [*program, *argv[1:]]
@@ -257,7 +257,7 @@ def _in_process(argv: list[str]) -> bool:
 
 
 def _run_in_process(
-    argv: list[str], workdir: Path, monkeypatch: pytest.MonkeyPatch
+    argv: list[str], workdir: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
     """``hpcgym argv[1:]`` through :func:`hpcgym.cli.main` in ``workdir``: its exit code and output.
 
@@ -267,7 +267,8 @@ def _run_in_process(
     from hpcgym.cli import main
 
     monkeypatch.chdir(workdir)
-    monkeypatch.setenv("MPLBACKEND", "Agg")
+    for name in ("MPLBACKEND", "HPCGYM_TRACES"):  # what _environment() sets for a subprocess
+        monkeypatch.setenv(name, env[name])
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
