@@ -79,6 +79,23 @@ _WHOLE_RE = re.compile(r"[+-]?[0-9]+")
 _HEADER_RE = re.compile(r"^#\s*([A-Za-z][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
 
 
+def commented_header(lines: list[str]) -> tuple[dict[str, str], int]:
+    """The ``# Key: value`` lines (and blank lines) before a table's first row.
+
+    Returns:
+        The keys and values (the first of a repeated key wins) and the index of the first
+        line that is neither blank nor a comment: the table's header row.
+    """
+    header: dict[str, str] = {}
+    first = 0
+    while first < len(lines) and (not lines[first].strip() or lines[first].lstrip().startswith("#")):
+        m = _HEADER_RE.match(lines[first].strip())
+        if m and m.group(1) not in header:
+            header[m.group(1)] = m.group(2)
+        first += 1
+    return header, first
+
+
 def is_job_table(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` names a job table (:data:`TABLE_SUFFIXES`), by its suffix."""
     return str(path).lower().endswith(TABLE_SUFFIXES)
@@ -129,13 +146,7 @@ def _header_names(path: str, names: Sequence[str], line: int | None) -> list[str
 
 def _read_csv(path: Path, name: str) -> _Table:
     lines = read_text(path, name).split("\n")
-    header: dict[str, str] = {}
-    first = 0
-    while first < len(lines) and (not lines[first].strip() or lines[first].lstrip().startswith("#")):
-        m = _HEADER_RE.match(lines[first].strip())
-        if m and m.group(1) not in header:
-            header[m.group(1)] = m.group(2)
-        first += 1
+    header, first = commented_header(lines)
     if first == len(lines):
         raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row (the column names)")
     reader = csv.reader(io.StringIO("\n".join(lines[first:])))

@@ -10,7 +10,6 @@ the workload of them.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TypeVar
 
 from hpcgym.common.errors import EmptyWorkloadError, TraceFormatError
 from hpcgym.common.files import read_text
+from hpcgym.workloads.jobtable_format import commented_header
 from hpcgym.workloads.sacct_fields import (
     UNKNOWN_TIMES,
     Instant,
@@ -64,7 +64,6 @@ DROP_ARRAY_PENDING = "array tasks never started (a pending row such as 123_[5-9]
 DROP_RUNNING = "still running when the log was written (no end time)"
 
 _T = TypeVar("_T")
-_HEADER_RE = re.compile(r"^#\s*([A-Za-z][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
 
 
 @dataclass
@@ -113,13 +112,7 @@ class _Job:
 
 def _read_log(path: Path, name: str) -> _Log:
     lines = read_text(path, name).split("\n")
-    header: dict[str, str] = {}
-    first = 0
-    while first < len(lines) and (not lines[first].strip() or lines[first].lstrip().startswith("#")):
-        m = _HEADER_RE.match(lines[first].strip())
-        if m and m.group(1) not in header:
-            header[m.group(1)] = m.group(2)
-        first += 1
+    header, first = commented_header(lines)
     if first == len(lines):
         raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row (the sacct field names)")
     names = lines[first].split("|")
