@@ -234,15 +234,7 @@ def queue_length_distribution(
     """
     if len(submit) == 0:
         return {"mean": 0.0, "median": 0.0, "p95": 0.0, "max": 0.0}
-    # two events a job; each temporary is let go once used, as full traces make them large
-    times = np.concatenate([submit, start])
-    delta = np.concatenate([np.ones(len(submit), dtype=np.int8), -np.ones(len(start), dtype=np.int8)])
-    order = np.lexsort((delta, times))  # at one instant, starts (-1) before arrivals
-    times = times[order]
-    delta = delta[order]
-    del order
-    length = np.cumsum(delta)  # whole numbers (int64): the same values as a float sum of +-1
-    del delta
+    times, length = _queue_steps(submit, start)
     last = times[-1] if until is None else max(float(until), float(times[-1]))
     dt = np.diff(times, append=last)
     del times
@@ -260,6 +252,35 @@ def queue_length_distribution(
     median = float(ordered[np.searchsorted(cw, 0.5)])
     p95 = float(ordered[min(int(np.searchsorted(cw, 0.95)), len(ordered) - 1)])
     return {"mean": mean, "median": median, "p95": p95, "max": float(length.max())}
+
+
+def _queue_steps(submit: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every arrival and start in time order, and the queue's length after each."""
+    # two events a job; each temporary is let go once used, as full traces make them large
+    times = np.concatenate([submit, start])
+    delta = np.concatenate([np.ones(len(submit), dtype=np.int8), -np.ones(len(start), dtype=np.int8)])
+    order = np.lexsort((delta, times))  # at one instant, starts (-1) before arrivals
+    times = times[order]
+    delta = delta[order]
+    del order
+    return times, np.cumsum(delta, dtype=np.int64)  # whole numbers: the values of a float sum of +-1
+
+
+def queue_length_series(submit: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The number of waiting jobs as a step function: ``(times, lengths)``.
+
+    ``lengths[i]`` is the queue's length from ``times[i]`` until ``times[i + 1]`` (one
+    entry per distinct instant; a job waits from its submission to its start). Jobs
+    without a start (NaN) are left out. The series :func:`queue_length_distribution`
+    weighs by time.
+
+    >>> queue_length_series(np.array([0.0, 0.0, 5.0]), np.array([0.0, 10.0, 10.0]))
+    (array([ 0.,  5., 10.]), array([1., 2., 0.]))
+    """
+    ran = np.isfinite(start)
+    times, length = _queue_steps(np.asarray(submit, np.float64)[ran], np.asarray(start, np.float64)[ran])
+    last = np.append(times[1:] != times[:-1], True)  # the length once an instant's events are done
+    return times[last], length[last].astype(np.float64)
 
 
 def job_metrics(wait: np.ndarray, runtime: np.ndarray, tau: float = TAU) -> dict[str, float]:

@@ -49,7 +49,9 @@ from pathlib import Path
 import numpy as np
 
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError, TraceWarning
-from hpcgym.common.files import text_lines
+from hpcgym.common.files import text_lines, write_atomic
+from hpcgym.workloads.catalogue import resolve_trace
+from hpcgym.workloads.conversion import ConversionReport, swf_report
 from hpcgym.workloads.swf_fields import _odd_values, _parse_job_lines, _validate_values
 from hpcgym.workloads.swf_header import (
     DEFAULT_ESTIMATE_KEY,
@@ -129,7 +131,9 @@ def read_swf(
     """Read an SWF trace (plain or gzipped) into a :class:`Workload`.
 
     Args:
-        path: the file.
+        path: the file, or the name of a downloaded log of the trace catalogue
+            (``"SDSC-SP2-1998-4.2-cln"``; an existing path wins, see
+            :func:`~hpcgym.workloads.catalogue.resolve_trace`).
         procs: machine size; by default the size the papers used for a known trace
             (:data:`~hpcgym.workloads.KNOWN_MACHINES`), else the header's ``MaxProcs`` (else
             ``MaxNodes``), else the largest job (with a :class:`TraceWarning`). The
@@ -159,6 +163,8 @@ def read_swf(
             dropped); the message names the file and the drops.
         InvalidConfigError: ``procs``, ``default_estimate`` or ``partitions`` is out of range.
         FileNotFoundError: the file does not exist.
+        MissingTraceError: ``path`` is a catalogue name whose log is not downloaded (the
+            message says ``hpcgym traces fetch NAME``).
     """
     if reading not in READINGS:
         raise InvalidConfigError(f"reading: must be one of {', '.join(READINGS)}, got {reading!r}")
@@ -167,8 +173,8 @@ def read_swf(
     if default_estimate is not None:
         default_estimate = _check_default_estimate(default_estimate)
     parts = check_partitions(partitions)
-    p = Path(path)
-    spath = str(path)
+    p = resolve_trace(path)
+    spath = str(path) if p == Path(path) else str(p)
     name = trace_name(p)
     entries, data, lineno, has_text = _read_lines(p, spath)
     header = {key: value for key, (_, value) in entries.items()}
@@ -422,7 +428,7 @@ def write_swf(
     *,
     start: np.ndarray | None = None,
     header: Mapping[str, str] | None = None,
-) -> None:
+) -> ConversionReport:
     """Write a workload as SWF (gzipped when ``path`` ends in ``.gz``).
 
     The 18 fields of every job are written as read, except the submit time (which
@@ -432,7 +438,13 @@ def write_swf(
     would otherwise get a different default when read back; ``MaxProcs`` is the
     workload's machine size, marked by a ``MaxProcsSource`` line as hpcgym's so that
     reading the file back keeps it. Reading the file back with :func:`read_swf` gives
-    the same columns and machine.
+    the same columns and machine. The file is written to a temporary file in its folder and
+    renamed into place.
+
+    Returns:
+        What the file fills in: the estimates written out for jobs that had none when
+        they got different defaults (:class:`~hpcgym.workloads.conversion.ConversionReport`;
+        SWF keeps every field of the workload).
     """
     rows = np.array(workload.raw, dtype=np.float64, copy=True)
     rows[:, 1] = workload.submit
@@ -455,7 +467,8 @@ def write_swf(
         np.savetxt(out, rows, fmt="%.17g", delimiter=" ")
     data = out.getvalue().encode()
     p = Path(path)
-    p.write_bytes(gzip.compress(data, compresslevel=6, mtime=0) if p.suffix == ".gz" else data)
+    write_atomic(p, gzip.compress(data, compresslevel=6, mtime=0) if p.suffix == ".gz" else data)
+    return swf_report(workload)
 
 
 def default_trace_path() -> Path:
