@@ -21,8 +21,11 @@ sweeps and ``--model`` evaluations in a fresh interpreter); ``python`` lines and
 a fresh interpreter.
 ``../shared/traces`` there points at the development traces; an example that needs one
 that is absent is skipped, saying which (likewise one that needs a missing optional
-extra). Output changes as the code grows: the runner asserts only that each example
-exits with 0 and prints no traceback.
+extra). The trace folder of the catalogue (``HPCGYM_TRACES``) is the development traces,
+which hold the archive's logs under their own names, so ``hpcgym traces fetch NAME`` only
+verifies them and ``--trace NAME`` reads them, without a network; without them it is an
+empty folder, and an example that fetches is skipped. Output changes as the code grows: the
+runner asserts only that each example exits with 0 and prints no traceback.
 """
 
 from __future__ import annotations
@@ -208,7 +211,10 @@ def _check(result: subprocess.CompletedProcess[str], what: str) -> None:
 @pytest.mark.parametrize("block", _params())
 def test_example_runs(block: Block, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _skip_unless_traces_present(block.text)
+    if "hpcgym traces fetch" in block.text and not TRACES.is_dir():
+        pytest.skip("`hpcgym traces fetch` needs the network, or the development traces as HPCGYM_TRACES")
     env = _environment()
+    env["HPCGYM_TRACES"] = str(TRACES if TRACES.is_dir() else workdir.parent / "trace-folder")
     if block.language == "python":
         _skip_unless_extras_installed(block.text)
         script = workdir.parent / "example.py"
@@ -222,13 +228,13 @@ def test_example_runs(block: Block, workdir: Path, monkeypatch: pytest.MonkeyPat
     for argv in runs:  # skip before running anything, not halfway through a block
         if argv[:2] == ["hpcgym", "train"] or (argv[:2] == ["hpcgym", "evaluate"] and "--model" in argv):
             _skip_unless_extras_installed("import sb3_contrib")
-        if "--plot" in argv:
+        if "--plot" in argv or argv[:2] == ["hpcgym", "plot"]:
             _skip_unless_extras_installed("import matplotlib")
         if "benchmarks/run.py" in argv and not TRACES.is_dir():
             pytest.skip(f"benchmarks/run.py needs the development traces ({TRACES.name}), absent here")
     for argv in runs:
         if _in_process(argv):
-            result = _run_in_process(argv, workdir, monkeypatch)
+            result = _run_in_process(argv, workdir, monkeypatch, env)
         else:
             program = [sys.executable, "-m", "hpcgym"] if argv[0] == "hpcgym" else [sys.executable]
             full = [*program, *argv[1:]]
@@ -251,7 +257,7 @@ def _in_process(argv: list[str]) -> bool:
 
 
 def _run_in_process(
-    argv: list[str], workdir: Path, monkeypatch: pytest.MonkeyPatch
+    argv: list[str], workdir: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str]
 ) -> subprocess.CompletedProcess[str]:
     """``hpcgym argv[1:]`` through :func:`hpcgym.cli.main` in ``workdir``: its exit code and output.
 
@@ -261,7 +267,8 @@ def _run_in_process(
     from hpcgym.cli import main
 
     monkeypatch.chdir(workdir)
-    monkeypatch.setenv("MPLBACKEND", "Agg")
+    for name in ("MPLBACKEND", "HPCGYM_TRACES"):  # what _environment() sets for a subprocess
+        monkeypatch.setenv(name, env[name])
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -306,14 +313,23 @@ def test_expensive_marker_stands_only_before_blocks() -> None:
 
 
 def test_trace_paths_are_the_bundled_trace_or_the_development_traces() -> None:
-    """A trace path in an example either exists in the repository or is ``../shared/traces/NAME``."""
+    """A trace path in an example either exists in the repository or is ``../shared/traces/NAME``;
+    a catalogue name is fetched earlier in the same block."""
+    from hpcgym.workloads import load_catalogue
+
+    catalogue = load_catalogue()
     bad = []
     for b in ALL_BLOCKS:
         if b.language != "sh":
             continue
+        fetched: set[str] = set()
         for argv in commands(b):
+            if argv[:3] == ["hpcgym", "traces", "fetch"]:
+                fetched.update(a for a in argv[3:] if not a.startswith("-"))
             for flag, value in itertools.pairwise(argv):
-                if flag == "--trace" and not (TRACE_PATH.fullmatch(value) or (ROOT / value).is_file()):
+                if flag != "--trace" or TRACE_PATH.fullmatch(value) or (ROOT / value).is_file():
+                    continue
+                if catalogue.find(value) is None or value not in fetched:
                     bad.append(f"{b.id}: --trace {value}")
     assert not bad, bad
 
@@ -331,7 +347,7 @@ def test_the_runner_finds_the_examples() -> None:
 
 
 def test_every_figure_has_the_command_that_made_it() -> None:
-    """Each image a doc shows is written by a ``--plot`` command in the same doc."""
+    """Each image a doc shows is written by a ``--plot`` command (or ``hpcgym plot -o``) in the same doc."""
     for doc in DOCS:
         text = doc.read_text()
         plotted = {
@@ -340,7 +356,7 @@ def test_every_figure_has_the_command_that_made_it() -> None:
             if b.language == "sh"
             for argv in commands(b)
             for i in range(len(argv) - 1)
-            if argv[i] == "--plot"
+            if argv[i] == "--plot" or (argv[:2] == ["hpcgym", "plot"] and argv[i] in ("-o", "--output"))
         }
         # `hpcgym study ... -o DIR`, `hpcgym evaluate ... --out DIR`, `hpcgym sweep --preset
         # tsafrir-params -o DIR` and `hpcgym reproduce hariharan -o DIR` write their figures into

@@ -213,7 +213,7 @@ class EasyBackfilling(DispatcherBase):
     def reset(self, view: SystemView) -> None:
         load_kernels("easy")
         self._out.ready(view)
-        self.first_reservation = np.full(len(view.submit), np.nan)
+        self.first_reservation = np.full(len(view.submit) if self.record_reservations else 0, np.nan)
 
     def __call__(self, view: SystemView) -> Decision:
         decision = self.decide(view)

@@ -39,6 +39,8 @@ COMMANDS: tuple[str, ...] = (
     "train",
     "sweep",
     "predict-eval",
+    "traces",
+    "plot",
 )
 """The commands, each the module ``hpcgym.cli.<name>`` (``-`` as ``_``), in ``--help`` order."""
 

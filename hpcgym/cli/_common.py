@@ -18,7 +18,7 @@ not imported here so that ``hpcgym --help`` does not load numba)."""
 
 
 def add_trace_arguments(p: argparse.ArgumentParser, *, repeatable_trace: bool = False) -> None:
-    """``--trace --workload --procs --machine --node-size --allocation --jobs --offset --load
+    """``--trace --workload --timezone --procs --machine --node-size --allocation --jobs --offset --load
     --default-estimate --partition``, for every trace reader (``--trace`` given once, or as
     often as wanted with ``repeatable_trace``: a list then, None when absent)."""
     p.add_argument(
@@ -34,7 +34,15 @@ def add_trace_arguments(p: argparse.ArgumentParser, *, repeatable_trace: bool = 
         default=None,
         metavar="FILE",
         help="a job table instead of an SWF trace: .csv, .csv.gz or .parquet, heterogeneous requests "
-        "(chunks x cores, GPUs, MICs, memory; see docs/WORKLOADS.md)",
+        "(chunks x cores, GPUs, MICs, memory; see docs/WORKLOADS.md), or a Slurm accounting log (.sacct: "
+        "sacct --parsable2 --allocations output)",
+    )
+    p.add_argument(
+        "--timezone",
+        default=None,
+        metavar="ZONE",
+        help="the time zone of a Slurm log's local times, e.g. Europe/Berlin (default: the file's "
+        "'# TimeZone:' line, else UTC)",
     )
     p.add_argument(
         "--procs",
@@ -121,6 +129,10 @@ def load_trace(args: argparse.Namespace) -> Any:
     if getattr(args, "workload", None) is not None:
         w = load_job_table(args)
     else:
+        if getattr(args, "timezone", None) is not None:
+            raise InvalidConfigError(
+                "--timezone sets the time zone of a Slurm log's local times (--workload FILE.sacct)"
+            )
         path = args.trace if args.trace is not None else default_trace_path()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TraceWarning)
@@ -184,13 +196,13 @@ def _for_machine(w: Any, args: argparse.Namespace) -> Any:
 
 
 def load_job_table(args: argparse.Namespace) -> Any:
-    """The job table of ``--workload``, read for ``--machine`` if that option is given.
+    """The job table or Slurm log (``.sacct``) of ``--workload``, read for ``--machine`` if given.
 
     Raises:
         InvalidConfigError: ``--workload`` together with ``--trace`` or ``--partition``
             (which selects partitions of SWF traces).
     """
-    from hpcgym.workloads import read_jobs
+    from hpcgym.workloads import is_sacct_log, read_jobs, read_sacct
 
     if getattr(args, "trace", None) is not None:
         raise InvalidConfigError(
@@ -204,6 +216,18 @@ def load_job_table(args: argparse.Namespace) -> Any:
         raise InvalidConfigError(
             "--node-size splits an SWF trace's processors into nodes; a job table's machine is its "
             "Machine header or --machine"
+        )
+    if is_sacct_log(args.workload):
+        return read_sacct(
+            args.workload,
+            getattr(args, "machine", None),
+            procs=getattr(args, "procs", None),
+            default_estimate=getattr(args, "default_estimate", None),
+            tz=getattr(args, "timezone", None),
+        )
+    if getattr(args, "timezone", None) is not None:
+        raise InvalidConfigError(
+            "--timezone sets the time zone of a Slurm log's local times (--workload FILE.sacct)"
         )
     return read_jobs(
         args.workload,

@@ -188,7 +188,8 @@ def _trace_from_models(args: argparse.Namespace) -> None:
         )
     if not seen:
         return
-    trace, machine, procs = next(iter(seen.values()))
+    recorded, machine, procs = next(iter(seen.values()))
+    trace = recorded if recorded is None else _here_or_catalogue(recorded)
     if trace is not None:
         if is_job_table(trace):
             args.workload = Path(trace)
@@ -196,4 +197,18 @@ def _trace_from_models(args: argparse.Namespace) -> None:
             args.trace = Path(trace)
     if args.machine is None and args.procs is None:
         args.machine, args.procs = machine, procs
-    print(f"trace of the model: {trace or 'the bundled trace'}", file=sys.stderr)
+    instead = f" (not here: the catalogue's {trace} instead)" if trace != recorded else ""
+    print(f"trace of the model: {recorded or 'the bundled trace'}{instead}", file=sys.stderr)
+
+
+def _here_or_catalogue(trace: str) -> str:
+    """A model's trace: its recorded path if that file is here, else the catalogue log of the
+    same file name (``../shared/traces/SDSC-SP2-1998-4.2-cln.swf.gz`` from a fresh clone is
+    ``SDSC-SP2-1998-4.2-cln``, read from the trace folder once ``hpcgym traces fetch`` has
+    downloaded it), else the recorded path (whose absence the reader reports)."""
+    from hpcgym.workloads import load_catalogue
+
+    if Path(trace).exists():
+        return trace
+    log = load_catalogue().find(Path(trace).name)
+    return trace if log is None else log.name

@@ -12,7 +12,6 @@ from hpcgym.cli._common import (
     add_trace_arguments,
     load_trace,
 )
-from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.report import to_json
 
 HELP = "replay a trace under one policy and report its metrics"
@@ -34,6 +33,20 @@ def configure(p: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         help=f"write every job's schedule ({', '.join(SCHEDULE_SUFFIXES)}: CSV, JSON records or SWF)",
+    )
+    p.add_argument(
+        "--plot",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="draw the schedule into FILE (.png, .svg or .pdf; needs the plot extra), as `hpcgym plot` "
+        "draws a schedule file",
+    )
+    p.add_argument(
+        "--plot-view",
+        choices=("all", "gantt", "load"),
+        default="all",
+        help="with --plot: all (the Gantt chart by user above queue length and utilization), gantt or load",
     )
     p.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     p.add_argument(
@@ -57,7 +70,13 @@ def run(args: argparse.Namespace) -> int:
     policy = resolve_policy_name(args.policy)  # UnknownNameError; the canonical name from here on
     preset_predictor(policy, args.predictor)  # UnknownNameError, InvalidConfigError
     if args.schedule_out is not None:
-        check_schedule_path(args.schedule_out)
+        from hpcgym.sim.schedule_file import check_schedule_path
+
+        check_schedule_path(args.schedule_out, "--schedule-out")
+    if args.plot is not None:
+        from hpcgym.sim.pictures import check_picture_path
+
+        check_picture_path(args.plot, "--plot")
     w = load_trace(args)
     if w.report is not None:
         print(w.report, file=sys.stderr)
@@ -77,7 +96,15 @@ def run(args: argparse.Namespace) -> int:
         extra=args.extra,
     )
     if args.schedule_out is not None:
+        from hpcgym.sim.schedule_file import write_schedule
+
         write_schedule(args.schedule_out, result.schedule)
+    if args.plot is not None:
+        from hpcgym.sim.pictures import plot_run
+
+        for note in plot_run(result.schedule, args.plot, view=args.plot_view):
+            print(f"note: {note}", file=sys.stderr)
+        print(f"wrote {args.plot}", file=sys.stderr)
     if args.json:
         print(to_json(result.row))
     else:
@@ -107,68 +134,5 @@ def replay_summary(r: dict[str, Any]) -> str:
 
 
 SCHEDULE_SUFFIXES = (".csv", ".json", ".swf", ".swf.gz")
-"""File types ``--schedule-out`` writes, by suffix."""
-SCHEDULE_COLUMNS = ("job_id", "submit", "start", "end", "procs", "estimate", "wait", "nodes")
-"""Columns of a schedule file; ``nodes`` is the node of each chunk, ``;``-separated in CSV."""
-
-
-def check_schedule_path(path: Path) -> None:
-    """Raise unless ``path`` ends in a suffix of :data:`SCHEDULE_SUFFIXES` and its folder exists."""
-    if not path.name.lower().endswith(SCHEDULE_SUFFIXES):
-        raise InvalidConfigError(
-            f"--schedule-out {path}: unknown file type; use one of {', '.join(SCHEDULE_SUFFIXES)}"
-        )
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise InvalidConfigError(f"--schedule-out {path}: no such directory: {parent}")
-
-
-def write_schedule(path: Path, schedule: Any) -> None:
-    """Per-job results as CSV, JSON records (:data:`SCHEDULE_COLUMNS`) or SWF.
-
-    ``nodes`` lists the node of each of the job's chunks (``0;0;3`` in CSV, a list in
-    JSON; SWF has no place for it): on the one-node machine of an SWF trace every job
-    runs on node 0.
-    """
-    import io
-
-    import numpy as np
-
-    from hpcgym.workloads import write_swf
-
-    check_schedule_path(path)
-    w = schedule.workload
-    name = path.name.lower()
-    if name.endswith((".swf", ".swf.gz")):
-        write_swf(path, w, start=schedule.start)
-        return
-    columns = [w.job_id, w.submit, schedule.start, schedule.end, w.procs_req, w.estimate, schedule.wait]
-    ptr = np.asarray(schedule.placement_ptr)
-    flat = np.asarray(schedule.placement_nodes).tolist()
-    if len(ptr) == len(w) + 1:
-        bounds = ptr.tolist()
-        nodes = [flat[bounds[j] : bounds[j + 1]] for j in range(len(w))]
-    else:  # a schedule made without placements
-        nodes = [[] for _ in range(len(w))]
-    if name.endswith(".json"):
-        whole = {"job_id", "procs"}
-        records = [
-            {
-                **{
-                    key: int(value) if key in whole else float(value)
-                    for key, value in zip(SCHEDULE_COLUMNS, row, strict=False)
-                },
-                "nodes": placed,
-            }
-            for row, placed in zip(
-                zip(*(np.asarray(c).tolist() for c in columns), strict=True), nodes, strict=True
-            )
-        ]
-        path.write_text(to_json(records) + "\n")
-        return
-    numbers = io.StringIO()
-    np.savetxt(numbers, np.column_stack(columns), fmt="%.17g", delimiter=",")
-    lines = numbers.getvalue().splitlines()
-    text = [",".join(SCHEDULE_COLUMNS)]
-    text += [f"{line},{';'.join(map(str, placed))}" for line, placed in zip(lines, nodes, strict=True)]
-    path.write_text("\n".join(text) + "\n")
+"""File types ``--schedule-out`` writes, by suffix (:data:`hpcgym.sim.schedule_file.SCHEDULE_SUFFIXES`,
+not imported here so that ``hpcgym --help`` does not load the engine)."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from hpcgym.common.errors import (
+    DownloadError,
     EmptyWorkloadError,
     HpcGymError,
     InvalidConfigError,
     InvalidDecisionError,
     MissingExtraError,
+    MissingTraceError,
     TraceFormatError,
     TraceWarning,
     TrialError,
@@ -15,11 +17,13 @@ from hpcgym.common.errors import (
 )
 
 __all__ = [
+    "DownloadError",
     "EmptyWorkloadError",
     "HpcGymError",
     "InvalidConfigError",
     "InvalidDecisionError",
     "MissingExtraError",
+    "MissingTraceError",
     "TraceFormatError",
     "TraceWarning",
     "TrialError",

@@ -8,7 +8,7 @@ class HpcGymError(Exception):
 
 
 class TraceFormatError(HpcGymError, ValueError):
-    """A workload file is malformed; the message names the file and the line."""
+    """An input file (trace, job table, Slurm listing) is malformed; the message names file and line."""
 
     def __init__(self, path: str, line: int | None, message: str) -> None:
         self.path = path
@@ -45,6 +45,17 @@ class MissingExtraError(HpcGymError, ImportError):
 
 class TrialError(HpcGymError, RuntimeError):
     """A trial of a training sweep failed on Ray Tune; the message names it and its error."""
+
+
+class DownloadError(HpcGymError, OSError):
+    """A download failed or its content is not what was expected (HTTP error, no network,
+    a truncated body, a wrong checksum); the message names what was fetched, from where, and
+    why. Nothing of the failed download is left where a later run would use it."""
+
+
+class MissingTraceError(HpcGymError, FileNotFoundError):
+    """A trace named by its catalogue name is not downloaded yet, or the name is not in the
+    catalogue; the message names the folder looked in and the command that fetches it."""
 
 
 class TraceWarning(UserWarning):

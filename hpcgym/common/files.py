@@ -1,11 +1,14 @@
 """Reading input files: text, gunzipped if need be (traces, job tables); TOML, or YAML with
-PyYAML (machine descriptions, sweep specs)."""
+PyYAML (machine descriptions, sweep specs). Writing a file atomically (:func:`write_atomic`)."""
 
 from __future__ import annotations
 
 import gzip
 import io
+import os
+import secrets
 import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,36 @@ def read_text(path: Path, name: str) -> str:
             raise TraceFormatError(name, None, f"not a readable gzip file ({err})") from err
     with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", errors="replace") as fh:
         return fh.read()
+
+
+def text_lines(path: Path, name: str) -> Iterator[str]:
+    """The lines of :func:`read_text`'s text, ``read_text(path, name).split("\n")``, read piece by piece.
+
+    The same text (gunzipped if need be, universal newlines, a byte-order mark dropped,
+    undecodable bytes replaced), but only a few kilobytes of it are held at a time: a
+    large trace is never in memory whole. Lines come without their ``\n``; as with
+    ``split``, a text ending in ``\n`` (or an empty one) ends with an empty line.
+
+    Raises:
+        TraceFormatError: a gzip file that cannot be read, raised when the reading gets
+            to the damage; the message names ``name``.
+    """
+    with path.open("rb") as raw:
+        gz = raw.read(2) == b"\x1f\x8b"
+        raw.seek(0)
+        stream: Any = gzip.GzipFile(fileobj=raw, mode="rb") if gz else raw
+        with io.TextIOWrapper(stream, encoding="utf-8-sig", errors="replace") as fh:
+            ended = True  # the text so far ends a line (or is empty)
+            try:
+                for line in fh:
+                    ended = line.endswith("\n")
+                    yield line[:-1] if ended else line
+            except (OSError, EOFError, zlib.error) as err:
+                if not gz:
+                    raise
+                raise TraceFormatError(name, None, f"not a readable gzip file ({err})") from err
+            if ended:
+                yield ""
 
 
 def read_toml_or_yaml(path: Path, what: str) -> Any:
@@ -66,3 +99,30 @@ def _toml_module() -> Any:
         except ImportError:
             raise InvalidConfigError("reading TOML needs Python 3.11 or the tomli package") from None
     return tomllib
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder, renamed into place.
+
+    ``data`` is the file's bytes, or pieces of them written one after another (so a large
+    file need never be in memory whole). A reader sees the old file or the whole new one,
+    never a part: an interrupted write leaves the old file (or none) and removes its
+    temporary file. The new file gets the permissions an ordinary ``open(path, "w")``
+    would give it (0666 less the umask).
+
+    Raises:
+        OSError: the folder does not exist or is not writable.
+    """
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            for piece in [data] if isinstance(data, bytes | bytearray | memoryview) else data:
+                fh.write(piece)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,4 +1,4 @@
-"""The engine: one discrete-event simulator, its kernels, the schedule record and the metrics."""
+"""The engine: one discrete-event simulator, its kernels, the schedule record, metrics and pictures."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from hpcgym.sim.dispatcher import (
     callable_name,
 )
 from hpcgym.sim.engine import Simulator
+from hpcgym.sim.gantt import ProcessorLayout, pack_processors
 from hpcgym.sim.metrics import (
     MEASURED_SETS,
     SMALL_SET_JOBS,
@@ -24,9 +25,24 @@ from hpcgym.sim.metrics import (
     measured_jobs,
     measurement_notes,
     queue_length_distribution,
+    queue_length_series,
     slowdown,
     steady_state_mask,
     trimmed_mask,
+)
+from hpcgym.sim.pictures import (
+    COLOR_BY,
+    PICTURE_SUFFIXES,
+    VIEWS,
+    check_picture_path,
+    comparison_figure,
+    parse_time,
+    plot_comparison_files,
+    plot_run,
+    plot_schedule_file,
+    schedule_figure,
+    schedule_machine,
+    write_figure,
 )
 from hpcgym.sim.prediction_metrics import (
     accuracy,
@@ -37,20 +53,33 @@ from hpcgym.sim.prediction_metrics import (
 )
 from hpcgym.sim.run import RunResult, report_run, require_jobs, run_dispatcher
 from hpcgym.sim.schedule import Schedule
+from hpcgym.sim.schedule_file import (
+    SCHEDULE_SUFFIXES,
+    ScheduleTable,
+    check_schedule_path,
+    read_schedule,
+    write_schedule,
+)
 from hpcgym.sim.view import SystemView
 
 __all__ = [
+    "COLOR_BY",
     "MEASURED_SETS",
+    "PICTURE_SUFFIXES",
+    "SCHEDULE_SUFFIXES",
     "SMALL_SET_JOBS",
     "SMALL_SET_SHARE",
     "TAU",
+    "VIEWS",
     "CallableDispatcher",
     "Decision",
     "Dispatcher",
     "DispatcherBase",
     "Jobs",
+    "ProcessorLayout",
     "RunResult",
     "Schedule",
+    "ScheduleTable",
     "Simulator",
     "State",
     "SystemView",
@@ -58,20 +87,34 @@ __all__ = [
     "as_dispatcher",
     "bounded_slowdown",
     "callable_name",
+    "check_picture_path",
+    "check_schedule_path",
     "common_measured_jobs",
+    "comparison_figure",
     "compute_metrics",
     "corrections_per_job",
     "job_accuracy",
     "job_metrics",
     "measured_jobs",
     "measurement_notes",
+    "pack_processors",
+    "parse_time",
+    "plot_comparison_files",
+    "plot_run",
+    "plot_schedule_file",
     "predictability",
     "prediction_metrics",
     "queue_length_distribution",
+    "queue_length_series",
+    "read_schedule",
     "report_run",
     "require_jobs",
     "run_dispatcher",
+    "schedule_figure",
+    "schedule_machine",
     "slowdown",
     "steady_state_mask",
     "trimmed_mask",
+    "write_figure",
+    "write_schedule",
 ]

@@ -32,16 +32,18 @@ from __future__ import annotations
 import heapq
 import sys
 import time
+from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError
-from hpcgym.machine import UNPLACEABLE_REASONS, Machine, align_requests
+from hpcgym.machine import UNPLACEABLE_REASONS, Machine, align_requests, unique_rows
 from hpcgym.predict import Predictor, Walltime
 from hpcgym.sim import _kernels as ek
 from hpcgym.sim.dispatcher import Decision, Dispatcher, DispatcherBase, as_dispatcher
+from hpcgym.sim.refusals import refusal
 from hpcgym.sim.schedule import Schedule
 from hpcgym.sim.view import SystemView
 from hpcgym.workloads import Workload, describe_unplaceable
@@ -52,7 +54,18 @@ _END = 0
 _EXPIRE = 1
 _WAKE = 2
 _INT64 = np.dtype(np.int64)
-_STATE_NAMES = ("not submitted yet", "waiting", "already running", "already ended")
+_PER_RUN = tuple(
+    "view _a _mem _submit _runtime _estimate start_time end_time killed first_prediction "
+    "_events _alarm _ended".split()
+)
+"""What :meth:`Simulator.reset` makes anew for a run (it lets the old go first)."""
+
+
+def _floats(values: np.ndarray) -> array:
+    """``values`` as a writable float64 :class:`array.array` (items read back as Python floats)."""
+    out = array("d")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+    return out
 
 
 class Simulator:
@@ -114,11 +127,17 @@ class Simulator:
                 + f": {UNPLACEABLE_REASONS[int(reason[j])]}{more}; read the workload with "
                 "hpcgym.workloads.fit_workload (or the CLI's --machine) so such jobs are dropped and counted"
             )
+        # requests as read (amend's ``like``, each reset); the workload's own when alignment
+        # changed nothing (an SWF trace on its machine), not a second copy
+        if np.array_equal(chunks, w.chunks):
+            chunks = w.chunks
+        if w.per_chunk.flags.c_contiguous and np.array_equal(per_chunk, w.per_chunk):
+            per_chunk = w.per_chunk
         self._chunks = chunks
         self._per_chunk = np.ascontiguousarray(per_chunk)
         # distinct request shapes, smallest first (any_fits stops at the first that fits)
         rows = np.column_stack([chunks, per_chunk]) if len(w) else np.zeros((0, 1 + per_chunk.shape[1]))
-        shapes, inverse = np.unique(rows.astype(np.int64), axis=0, return_inverse=True)
+        shapes, inverse = unique_rows(rows)
         weight = self.machine.nodes.weight
         size = shapes[:, 0] * (shapes[:, 1:] @ weight) if len(shapes) else np.zeros(0, np.int64)
         order = np.lexsort((*shapes.T[::-1], size))
@@ -133,12 +152,16 @@ class Simulator:
         """Back to time zero: empty machine, nothing submitted."""
         w = self.workload
         n = len(w)
+        for name in _PER_RUN:  # the last run's buffers go before the new ones are made
+            self.__dict__.pop(name, None)
         self.predictor.reset(w if self.predictor.needs_runtime else w.public)
         # asked at every event: bound once, after reset (a wrapper binds its inner's there)
         self._has_revised = self.predictor.has_revised
-        self._submit: list[float] = w.submit.tolist()
-        self._runtime: list[float] = w.runtime.tolist()
-        self._estimate: list[float] = w.estimate.tolist()
+        # per-job values the event loop reads one at a time: Python floats from a packed
+        # array (8 bytes a job, a list of floats takes 32), writable for amend()
+        self._submit = _floats(w.submit)
+        self._runtime = _floats(w.runtime)
+        self._estimate = _floats(w.estimate)
         self.start_time = np.full(n, np.nan)
         self.end_time = np.full(n, np.nan)
         self.killed = np.zeros(n, dtype=bool)
@@ -169,7 +192,7 @@ class Simulator:
         self._one = np.zeros(1, dtype=np.int64)
         self.n_done = 0
         self._amended = False
-        self._ended: list[int] = []  # jobs in termination order
+        self._ended = array("q")  # jobs in termination order
         self.decisions = 0
         self.view = SystemView(self)
 
@@ -638,7 +661,7 @@ class Simulator:
                 if predictor.corrects:  # the expiry alarm, if the job will outlive its prediction
                     self._arm(j, now)
         if code != ek.OK:
-            raise InvalidDecisionError(self._refusal(int(js[k]), code, js, ns, k))
+            raise InvalidDecisionError(refusal(self.machine, self._a, self.now, int(js[k]), code, js, ns, k))
 
     def _job_array(self, jobs: Iterable[int] | np.ndarray) -> np.ndarray:
         """``jobs`` as a new 1-d int64 array (a copy: a slice of ``view.queue`` would change)."""
@@ -651,38 +674,6 @@ class Simulator:
         if len(js) and js.dtype.kind not in "iu":
             raise InvalidDecisionError(f"jobs must be job indices (integers), got {js.dtype} values")
         return js.astype(np.int64).reshape(-1)
-
-    def _refusal(self, j: int, code: int, jobs: np.ndarray, nodes: np.ndarray, k: int) -> str:
-        """Why the engine refused to start job ``j`` (the ``k``-th of ``jobs``)."""
-        now = self.now
-        a = self._a
-        if code == ek.NOT_WAITING:
-            what = "no such job" if not 0 <= j < len(a.state) else _STATE_NAMES[a.state[j]]
-            return f"cannot start job {j} at t={now:g}: {what}"
-        m = self.machine
-        ask = _amounts(m.resources, a.per_chunk[j])
-        chunks = int(a.chunks[j])
-        free = _amounts(m.resources, a.free.sum(axis=0), m.total)
-        if code == ek.DOES_NOT_FIT:
-            nodes_note = f" on {m.n_nodes} nodes" if m.n_nodes > 1 else ""
-            return (
-                f"job {j} needs {chunks} x ({ask}) but it does not fit the free resources at "
-                f"t={now:g} (free: {free}{nodes_note})"
-            )
-        valid = jobs[(jobs >= 0) & (jobs < len(a.chunks))]
-        need = int(a.chunks[valid].sum())
-        if k == 0 and len(nodes) != need:
-            return (
-                f"placement: {len(nodes)} node indices given for {len(jobs)} jobs with {need} chunks "
-                "in all (one node per chunk, concatenated in job order)"
-            )
-        pos = int(a.chunks[jobs[:k]].sum())
-        placement = nodes[pos : pos + chunks].tolist()
-        return (
-            f"job {j} cannot start at t={now:g} on nodes {placement}: a node does not exist "
-            f"(the machine has {m.n_nodes}) or would be over-used by its chunks of ({ask})"
-            + (" (this machine gives each chunk a whole, entirely free node)" if m.exclusive else "")
-        )
 
     def attach(self, dispatcher: DispatcherBase) -> None:
         """Call a dispatcher's hooks before it decides: reset, see_log, wake_times.
@@ -740,19 +731,40 @@ class Simulator:
             bar.close()
         if not self.done:  # pragma: no cover - guarded by the check above
             raise InvalidDecisionError(f"simulation ended with {n - self.n_done} jobs unfinished")
-        schedule = self.schedule(policy=d.name, sim_seconds=elapsed)
+        # a finished run changes none of these again (reset makes new ones): the schedule
+        # takes them as they are
+        schedule = self._schedule(d.name, elapsed, copy=False)
         schedule.extras.update(d.extras())
         return schedule
 
     def schedule(self, *, policy: str = "", sim_seconds: float = 0.0) -> Schedule:
         """The schedule so far (complete once :attr:`done`)."""
+        return self._schedule(policy, sim_seconds, copy=True)
+
+    def close(self) -> None:
+        """Let go of the engine's buffers once a run is over; :meth:`reset` makes them again.
+
+        A finished run's :class:`Schedule` keeps what it needs; the engine's buffers (tens
+        of MB for a full trace) would only take memory while the run is reported and
+        after. The view a dispatcher may still hold is emptied too. Until the next
+        :meth:`reset`, the engine and its view answer nothing.
+        :func:`hpcgym.sim.run_dispatcher` calls it once it has the schedule.
+        """
+        view = self.__dict__.get("view")
+        if view is not None:
+            view._unlink()
+        for name in _PER_RUN:
+            self.__dict__.pop(name, None)
+
+    def _schedule(self, policy: str, sim_seconds: float, *, copy: bool) -> Schedule:
         extras: dict[str, object] = {}
+        own = np.copy if copy else np.asarray
         return Schedule(
             workload=self._amended_workload() if self._amended else self.workload,
-            start=self.start_time.copy(),
-            end=self.end_time.copy(),
-            killed=self.killed.copy(),
-            first_prediction=self.first_prediction.copy(),
+            start=own(self.start_time),
+            end=own(self.end_time),
+            killed=own(self.killed),
+            first_prediction=own(self.first_prediction),
             prediction_changes=list(self.predictor.changes),
             policy=policy,
             predictor=self.predictor.name,
@@ -763,15 +775,6 @@ class Simulator:
             placement_ptr=self._a.placement_ptr.copy(),
             placement_nodes=self._a.placement_nodes.copy(),
         )
-
-
-def _amounts(names: Sequence[str], values: np.ndarray, of: np.ndarray | None = None) -> str:
-    parts = []
-    for i, (r, v) in enumerate(zip(names, values, strict=True)):
-        if of is None and not v:
-            continue
-        parts.append(f"{r}={int(v)}" + (f" of {int(of[i])}" if of is not None else ""))
-    return ", ".join(parts)
 
 
 def _progress_bar(total: int, desc: str):  # type: ignore[no-untyped-def]

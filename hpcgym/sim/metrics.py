@@ -234,22 +234,53 @@ def queue_length_distribution(
     """
     if len(submit) == 0:
         return {"mean": 0.0, "median": 0.0, "p95": 0.0, "max": 0.0}
-    times = np.concatenate([submit, start])
-    delta = np.concatenate([np.ones(len(submit)), -np.ones(len(start))])
-    order = np.lexsort((delta, times))  # at one instant, starts (-1) before arrivals
-    times, delta = times[order], delta[order]
-    length = np.cumsum(delta)
+    times, length = _queue_steps(submit, start)
     last = times[-1] if until is None else max(float(until), float(times[-1]))
     dt = np.diff(times, append=last)
+    del times
     total = dt.sum()
     if total <= 0:
         return {"mean": 0.0, "median": 0.0, "p95": 0.0, "max": float(length.max())}
     mean = float((length * dt).sum() / total)
     o = np.argsort(length, kind="stable")
-    cw = np.cumsum(dt[o]) / total
-    median = float(length[o][np.searchsorted(cw, 0.5)])
-    p95 = float(length[o][min(int(np.searchsorted(cw, 0.95)), len(o) - 1)])
+    cw = dt[o]
+    del dt
+    np.cumsum(cw, out=cw)
+    cw /= total
+    ordered = length[o]
+    del o
+    median = float(ordered[np.searchsorted(cw, 0.5)])
+    p95 = float(ordered[min(int(np.searchsorted(cw, 0.95)), len(ordered) - 1)])
     return {"mean": mean, "median": median, "p95": p95, "max": float(length.max())}
+
+
+def _queue_steps(submit: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every arrival and start in time order, and the queue's length after each."""
+    # two events a job; each temporary is let go once used, as full traces make them large
+    times = np.concatenate([submit, start])
+    delta = np.concatenate([np.ones(len(submit), dtype=np.int8), -np.ones(len(start), dtype=np.int8)])
+    order = np.lexsort((delta, times))  # at one instant, starts (-1) before arrivals
+    times = times[order]
+    delta = delta[order]
+    del order
+    return times, np.cumsum(delta, dtype=np.int64)  # whole numbers: the values of a float sum of +-1
+
+
+def queue_length_series(submit: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The number of waiting jobs as a step function: ``(times, lengths)``.
+
+    ``lengths[i]`` is the queue's length from ``times[i]`` until ``times[i + 1]`` (one
+    entry per distinct instant; a job waits from its submission to its start). Jobs
+    without a start (NaN) are left out. The series :func:`queue_length_distribution`
+    weighs by time.
+
+    >>> queue_length_series(np.array([0.0, 0.0, 5.0]), np.array([0.0, 10.0, 10.0]))
+    (array([ 0.,  5., 10.]), array([1., 2., 0.]))
+    """
+    ran = np.isfinite(start)
+    times, length = _queue_steps(np.asarray(submit, np.float64)[ran], np.asarray(start, np.float64)[ran])
+    last = np.append(times[1:] != times[:-1], True)  # the length once an instant's events are done
+    return times[last], length[last].astype(np.float64)
 
 
 def job_metrics(wait: np.ndarray, runtime: np.ndarray, tau: float = TAU) -> dict[str, float]:
@@ -268,6 +299,10 @@ def job_metrics(wait: np.ndarray, runtime: np.ndarray, tau: float = TAU) -> dict
         "mean_slowdown": float(np.nanmean(sld)) if np.isfinite(sld).any() else float("nan"),
         "mean_bsld": float(np.mean(bounded_slowdown(wait, runtime, tau))),
     }
+
+
+_CHUNK_BLOCK = 65_536
+"""Chunks :func:`resource_utilization` adds up at a time."""
 
 
 def resource_utilization(schedule: Schedule, makespan: float | None = None) -> dict[str, Any]:
@@ -299,18 +334,21 @@ def resource_utilization(schedule: Schedule, makespan: float | None = None) -> d
         return empty
     if makespan is None:
         makespan = float(schedule.end.max() - w.submit.min())
-    nodes = np.asarray(schedule.placement_nodes)
-    job = np.repeat(np.arange(len(w)), np.diff(ptr))
-    held = (schedule.end - schedule.start)[job]
-    ran = (nodes >= 0) & np.isfinite(held)
-    job, nodes, held = job[ran], nodes[ran], held[ran]
-    if m.exclusive:
-        amount = m.capacity[nodes]
-    else:
-        _, per_chunk, _ = align_requests(m, w.resources, w.chunks, w.per_chunk)
-        amount = per_chunk[job]
+    placed = np.asarray(schedule.placement_nodes)
+    chunk_job = np.repeat(np.arange(len(w)), np.diff(ptr))
+    runtime = schedule.end - schedule.start
+    per_chunk = None if m.exclusive else align_requests(m, w.resources, w.chunks, w.per_chunk, check=False)[1]
     busy = np.zeros(m.capacity.shape, dtype=np.float64)
-    np.add.at(busy, nodes, amount * held[:, None])
+    # a block of chunks at a time, in order: the same sums, without (chunks x R) temporaries
+    for first in range(0, len(placed), _CHUNK_BLOCK):
+        job = chunk_job[first : first + _CHUNK_BLOCK]
+        nodes = placed[first : first + _CHUNK_BLOCK]
+        held = runtime[job]
+        ran = (nodes >= 0) & np.isfinite(held)
+        if not ran.all():
+            job, nodes, held = job[ran], nodes[ran], held[ran]
+        amount = m.capacity[nodes] if per_chunk is None else per_chunk[job]
+        np.add.at(busy, nodes, amount * held[:, None])
 
     def shares(rows: Any) -> dict[str, float]:
         cap = m.capacity[rows].sum(axis=0).astype(np.float64)

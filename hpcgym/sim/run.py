@@ -82,6 +82,7 @@ def run_dispatcher(
     pred_name = predictor.name
     sim = Simulator(workload, predictor=predictor, kill_at_estimate=kill_at_estimate)
     schedule = sim.run(dispatcher, progress=progress)
+    sim.close()  # the report needs only the schedule: the engine's buffers go first
     return report_run(
         workload,
         schedule,

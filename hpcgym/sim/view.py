@@ -24,6 +24,29 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return v
 
 
+_LIVE = (
+    "_fitbuf",
+    "_fitcache",
+    "_fitro",
+    "_mem",
+    "_qcache",
+    "_qseg",
+    "_rcache",
+    "_rseg",
+    "chunks",
+    "free",
+    "free_total",
+    "per_chunk",
+    "placement_nodes",
+    "placement_ptr",
+    "prediction",
+    "procs",
+    "request",
+    "start",
+)
+"""The view's attributes that :meth:`SystemView._link` binds to the engine's buffers."""
+
+
 class SystemView:
     """What a dispatcher may look at: read-only, refreshed by the engine.
 
@@ -116,6 +139,12 @@ class SystemView:
         self._fitro = _readonly(self._fitbuf)
         self._fitcache = self._fitro[:0]
         self._fitqver = self._fitfver = -1
+
+    def _unlink(self) -> None:
+        """Let go of the engine's buffers (:meth:`Simulator.close`); the view shows nothing after."""
+        for name in _LIVE:
+            if hasattr(self, name):
+                delattr(self, name)
 
     def __getstate__(self) -> tuple[None, dict[str, object]]:
         return None, {"_sim": self._sim, "jobs": self.jobs, "submit": self.submit, "estimate": self.estimate}

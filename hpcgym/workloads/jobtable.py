@@ -34,6 +34,11 @@ mics, mem_gb
 select         PBS select statement instead of the per-chunk columns; where both are
                given they must agree
 status         whole number, SWF's meaning (-1: unknown)
+wait           seconds the job waited on the system that logged it, SWF field 3
+               (``--policy replay`` starts it at ``submit + wait``); below 0: unknown
+               (unknown)
+used_mem_kb    average memory used per processor in KB, SWF field 7; kept for the
+               round trip, not simulated (unknown)
 =============  =======================================================================
 
 Lines of a CSV file before the header row that start with ``#`` are comments; those of
@@ -57,6 +62,7 @@ from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceFo
 from hpcgym.machine import UNPLACEABLE_REASONS, Machine, align_requests, machine_specs, make_machine
 from hpcgym.workloads.jobtable_format import (
     _WHOLE_RE,
+    LOG_COLUMNS,
     NAME_COLUMNS,
     _check_suffix,
     _first,
@@ -160,6 +166,10 @@ def read_jobs(
     job_id = np.where(id_blank, np.arange(1, t.n + 1), job_id).astype(np.int64)
     status, status_blank = _numbers(t, "status", whole=True)
     status = np.where(status_blank, -1, status).astype(np.int64)
+    logged: dict[str, np.ndarray] = {}  # SWF's -1 where blank
+    for c in LOG_COLUMNS:
+        values, blank = _numbers(t, c)
+        logged[c] = np.where(blank, -1.0, values)
     idents = {c: _identifiers(t, c) for c in NAME_COLUMNS}
     chunks, per_chunk, resources, rounded = _requests(t)
 
@@ -277,6 +287,8 @@ def read_jobs(
     raw[:, 7] = size
     raw[:, 8] = np.where(missing, -1.0, estimate)
     raw[:, 10] = status[order]
+    for c, k in LOG_COLUMNS.items():
+        raw[:, k] = logged[c][order]
     for k, attr in zip(
         (11, 12, 13, 14, 15), ("user", "group", "executable", "queue", "partition"), strict=True
     ):
@@ -312,7 +324,7 @@ def read_jobs(
         partition=columns["partition"],
         status=status[order],
         requested_memory=np.full(n, -1.0),
-        log_wait=np.full(n, -1.0),
+        log_wait=logged["wait"][order],
         raw=raw,
         header=header,
         report=report,

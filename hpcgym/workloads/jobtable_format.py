@@ -48,8 +48,16 @@ COLUMNS = (
     "mem_gb",
     "select",
     "status",
+    "wait",
+    "used_mem_kb",
 )
 """Every column a job table may have, in the order :func:`~hpcgym.workloads.write_jobs` writes them."""
+
+LOG_COLUMNS = {"wait": 2, "used_mem_kb": 6}
+"""Columns of what the logging system recorded, and the SWF field (0-based) each keeps: the
+wait (field 3) and the average memory used per processor in KB (field 7). A blank cell is
+SWF's -1 (unknown); :func:`~hpcgym.workloads.write_jobs` writes a column only if some job has
+a value."""
 
 REQUEST_COLUMNS = ("cores", "gpus", "mics", "mem_gb")
 """The per-chunk amount columns, and the first resources of every workload read."""
@@ -69,6 +77,23 @@ TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")
 _NUMBER_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _WHOLE_RE = re.compile(r"[+-]?[0-9]+")
 _HEADER_RE = re.compile(r"^#\s*([A-Za-z][A-Za-z0-9_]*)\s*:\s*(.*?)\s*$")
+
+
+def commented_header(lines: list[str]) -> tuple[dict[str, str], int]:
+    """The ``# Key: value`` lines (and blank lines) before a table's first row.
+
+    Returns:
+        The keys and values (the first of a repeated key wins) and the index of the first
+        line that is neither blank nor a comment: the table's header row.
+    """
+    header: dict[str, str] = {}
+    first = 0
+    while first < len(lines) and (not lines[first].strip() or lines[first].lstrip().startswith("#")):
+        m = _HEADER_RE.match(lines[first].strip())
+        if m and m.group(1) not in header:
+            header[m.group(1)] = m.group(2)
+        first += 1
+    return header, first
 
 
 def is_job_table(path: str | os.PathLike[str]) -> bool:
@@ -121,13 +146,7 @@ def _header_names(path: str, names: Sequence[str], line: int | None) -> list[str
 
 def _read_csv(path: Path, name: str) -> _Table:
     lines = read_text(path, name).split("\n")
-    header: dict[str, str] = {}
-    first = 0
-    while first < len(lines) and (not lines[first].strip() or lines[first].lstrip().startswith("#")):
-        m = _HEADER_RE.match(lines[first].strip())
-        if m and m.group(1) not in header:
-            header[m.group(1)] = m.group(2)
-        first += 1
+    header, first = commented_header(lines)
     if first == len(lines):
         raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row (the column names)")
     reader = csv.reader(io.StringIO("\n".join(lines[first:])))

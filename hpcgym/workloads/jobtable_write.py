@@ -23,7 +23,14 @@ import numpy as np
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.extras import _pyarrow_parquet
 from hpcgym.machine import PBS_NAMES, machine_specs, make_machine
-from hpcgym.workloads.jobtable_format import NAME_COLUMNS, REQUEST_COLUMNS, _check_suffix, _first
+from hpcgym.workloads.conversion import ConversionReport, table_report
+from hpcgym.workloads.jobtable_format import (
+    LOG_COLUMNS,
+    NAME_COLUMNS,
+    REQUEST_COLUMNS,
+    _check_suffix,
+    _first,
+)
 from hpcgym.workloads.workload import _EXACT, Workload
 
 _PBS_OF = {resource: pbs for pbs, resource in PBS_NAMES.items()}
@@ -73,6 +80,12 @@ def _table_columns(workload: Workload) -> dict[str, list[Any]]:
             selects.append(":".join(parts))
         out["select"] = selects
     out["status"] = [None if v == -1 else int(v) for v in w.status.tolist()]
+    raw = np.asarray(w.raw, dtype=np.float64)
+    for c, k in LOG_COLUMNS.items():
+        values = np.asarray(w.log_wait, dtype=np.float64) if c == "wait" else raw[:, k]
+        known = np.isfinite(values) & (values != -1)  # SWF's -1: unknown, a blank cell
+        if known.any():
+            out[c] = [float(v) if ok else None for v, ok in zip(values.tolist(), known.tolist(), strict=True)]
     return out
 
 
@@ -93,15 +106,22 @@ def _machine_header(workload: Workload) -> dict[str, str]:
     return header
 
 
-def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> None:
+def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> ConversionReport:
     """Write a workload as a job table: CSV (gzipped for ``.csv.gz``) or Parquet.
 
     Every job gets its wall-time (``estimate``) written out; names go back through the
     workload's name tables; the request goes into the per-chunk columns (an SWF job's
     ``procs`` into ``cores``), or into ``select`` statements if the workload asks for a
-    resource without a column of its own. The header keeps the workload's ``; Key:
-    value`` lines, ``MaxProcs`` and, for a workload read for a preset machine, its
-    ``Machine``. :func:`~hpcgym.workloads.read_jobs` reads the file back to the same jobs.
+    resource without a column of its own. The logged wait (``log_wait``, SWF field 3) and
+    used memory (SWF field 7) go into ``wait`` and ``used_mem_kb`` if any job has one. The
+    header keeps the workload's ``; Key: value`` lines, ``MaxProcs`` and, for a workload
+    read for a preset machine, its ``Machine``. :func:`~hpcgym.workloads.read_jobs` reads the
+    file back to the same jobs.
+
+    Returns:
+        What the table does not keep of the workload (SWF fields without a column) and
+        the estimates it writes for jobs that had none
+        (:class:`~hpcgym.workloads.conversion.ConversionReport`).
 
     Raises:
         InvalidConfigError: an unknown file type.
@@ -115,7 +135,7 @@ def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> None:
         _pyarrow_parquet(f"writing {spath}")
         import pyarrow as pa
 
-        types = {c: pa.float64() for c in ("submit", "runtime", "walltime")}
+        types = {c: pa.float64() for c in ("submit", "runtime", "walltime", *LOG_COLUMNS)}
         for c in NAME_COLUMNS:
             types[c] = pa.string() if c in workload.names else pa.int64()
         arrays = {
@@ -126,29 +146,28 @@ def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> None:
         import pyarrow.parquet as pq
 
         pq.write_table(table, spath)
-        return
+        return table_report(workload)
     out = io.StringIO()
     for key, value in header.items():
         out.write(f"# {key}: {value}\n")
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(list(cols))
-    floats = {"submit", "runtime", "walltime"}
-    texts = [
-        [_number(v) for v in col] if c in floats else ["" if v is None else v for v in col]
-        for c, col in cols.items()
-    ]
+    floats = {"submit", "runtime", "walltime", *LOG_COLUMNS}
+    texts = [["" if v is None else _number(v) if c in floats else v for v in col] for c, col in cols.items()]
     writer.writerows(zip(*texts, strict=True))
     data = out.getvalue().encode()
     Path(spath).write_bytes(gzip.compress(data, mtime=0) if spath.lower().endswith(".gz") else data)
+    return table_report(workload)
 
 
 # ------------------------------------------------------------------ SWF
 def to_swf_workload(workload: Workload) -> tuple[Workload, list[str]]:
     """``workload`` as SWF holds it: one chunk of processors per job, numeric ids.
 
-    A job's processors are its chunks times its ``cores`` (or ``procs``). Identifier
-    columns with names are written as numbers 1, 2, ... in the order of the name table
-    (SWF holds no names); the returned notes say which.
+    A job's processors are its chunks times its ``cores`` (or ``procs``); the returned
+    notes count the jobs of several chunks. Identifier columns with names are written as
+    numbers 1, 2, ... in the order of the name table (SWF holds no names); the notes say
+    which.
 
     Raises:
         InvalidConfigError: a job asks for another resource (GPUs, MICs, memory, ...),
@@ -175,6 +194,13 @@ def to_swf_workload(workload: Workload) -> tuple[Workload, list[str]]:
     raw[:, 4] = procs_req
     raw[:, 7] = procs_req
     notes = []
+    several = int((w.chunks > 1).sum())
+    if several:
+        jobs = "1 job" if several == 1 else f"{several:,} jobs"
+        notes.append(
+            f"{jobs} of several chunks written as one request of chunks x cores processors "
+            "(SWF holds no chunks)"
+        )
     changes: dict[str, Any] = {}
     for c, attr in NAME_COLUMNS.items():
         if c in w.names:

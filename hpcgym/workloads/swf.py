@@ -48,8 +48,10 @@ from pathlib import Path
 
 import numpy as np
 
-from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceWarning
-from hpcgym.common.files import read_text
+from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError, TraceWarning
+from hpcgym.common.files import text_lines, write_atomic
+from hpcgym.workloads.catalogue import resolve_trace
+from hpcgym.workloads.conversion import ConversionReport, swf_report
 from hpcgym.workloads.swf_fields import _odd_values, _parse_job_lines, _validate_values
 from hpcgym.workloads.swf_header import (
     DEFAULT_ESTIMATE_KEY,
@@ -129,7 +131,9 @@ def read_swf(
     """Read an SWF trace (plain or gzipped) into a :class:`Workload`.
 
     Args:
-        path: the file.
+        path: the file, or the name of a downloaded log of the trace catalogue
+            (``"SDSC-SP2-1998-4.2-cln"``; an existing path wins, see
+            :func:`~hpcgym.workloads.catalogue.resolve_trace`).
         procs: machine size; by default the size the papers used for a known trace
             (:data:`~hpcgym.workloads.KNOWN_MACHINES`), else the header's ``MaxProcs`` (else
             ``MaxNodes``), else the largest job (with a :class:`TraceWarning`). The
@@ -159,6 +163,8 @@ def read_swf(
             dropped); the message names the file and the drops.
         InvalidConfigError: ``procs``, ``default_estimate`` or ``partitions`` is out of range.
         FileNotFoundError: the file does not exist.
+        MissingTraceError: ``path`` is a catalogue name whose log is not downloaded (the
+            message says ``hpcgym traces fetch NAME``).
     """
     if reading not in READINGS:
         raise InvalidConfigError(f"reading: must be one of {', '.join(READINGS)}, got {reading!r}")
@@ -167,30 +173,13 @@ def read_swf(
     if default_estimate is not None:
         default_estimate = _check_default_estimate(default_estimate)
     parts = check_partitions(partitions)
-    p = Path(path)
-    spath = str(path)
+    p = resolve_trace(path)
+    spath = str(path) if p == Path(path) else str(p)
     name = trace_name(p)
-    text = read_text(p, spath)
-    entries = _header_entries(text)
+    entries, data, lineno, has_text = _read_lines(p, spath)
     header = {key: value for key, (_, value) in entries.items()}
 
-    # Text mode already turned \r\n and \r into \n; other characters str.splitlines()
-    # breaks at (form feed, U+2028, ...) do not end a line in SWF, so line numbers
-    # stay those of an editor.
-    lines = text.split("\n")
-    job_lines: list[str] = []
-    line_numbers: list[int] = []
-    for i, line in enumerate(lines, start=1):
-        s = line.lstrip()
-        if not s or s.startswith(";"):
-            continue
-        job_lines.append(line)
-        line_numbers.append(i)
-    lineno = np.asarray(line_numbers, dtype=np.int64)
-
-    n = len(job_lines)
-    data = _parse_job_lines(spath, job_lines, line_numbers) if n else np.empty((0, 18), dtype=np.float64)
-    _validate_values(spath, data, lineno)
+    n = len(data)
     warns = _odd_values(data, lineno)
     notes: list[str] = []
 
@@ -232,12 +221,13 @@ def read_swf(
         if absent:
             warns.append(f"no job line has partition {', '.join(map(str, absent))}")
     if not keep.any():
-        raise EmptyWorkloadError(_nothing_left(spath, text, n, dropped, data, parts))
+        raise EmptyWorkloadError(_nothing_left(spath, has_text, n, dropped, data, parts))
 
-    kept = data[keep]
-    order = np.argsort(kept[:, 1], kind="stable")
-    kept = kept[order]
-    size_kept = size[keep][order].astype(np.int64)
+    rows = np.flatnonzero(keep)
+    rows = rows[np.argsort(data[rows, 1], kind="stable")]  # by submit time, ties in file order
+    size_kept = size[rows].astype(np.int64)
+    kept = _take_rows(data, rows)
+    del data, size, runtime, rows
 
     est = kept[:, 8]
     has_est = est > 0
@@ -270,7 +260,7 @@ def read_swf(
         notes=tuple(notes),
         warnings=tuple(warns),
     )
-    return Workload(
+    workload = Workload(
         name=name,
         procs=int(procs),
         job_id=kept[:, 0].astype(np.int64),
@@ -290,6 +280,97 @@ def read_swf(
         header=header,
         report=report,
     )
+    workload._compact_raw()  # the raw fields the columns hold are not kept twice
+    return workload
+
+
+_PIECE_LINES = 16_384
+"""Job lines parsed at a time: a trace's text is never in memory whole (a full PWA log
+has 10^5 to 10^6 lines), only one piece of it and the numbers parsed so far."""
+
+
+def _read_lines(path: Path, spath: str) -> tuple[dict[str, tuple[int, str]], np.ndarray, np.ndarray, bool]:
+    """Read an SWF file a piece at a time: its header, job lines and whether it holds any text.
+
+    Returns:
+        The header entries (:func:`~hpcgym.workloads.swf_header._header_entries` of the
+        lines before the first job line), the job lines as an ``(n, 18)`` array, their
+        line numbers, and whether the file has anything but white space.
+
+    Each piece of :data:`_PIECE_LINES` job lines is parsed and checked as it is read, so
+    the error names the first malformed line of the file, as when the file was parsed
+    whole; a gzip file damaged further on is reported instead, as before (it used to be
+    unpacked whole before any line was parsed).
+
+    Text mode already turned \\r\\n and \\r into \\n; other characters ``str.splitlines()``
+    breaks at (form feed, U+2028, ...) do not end a line in SWF, so line numbers stay those
+    of an editor.
+    """
+    lines = text_lines(path, spath)
+    head: list[str] = []  # the lines before the first job line
+    in_header = True
+    has_text = False
+    pieces: list[np.ndarray] = []
+    numbers: list[np.ndarray] = []
+    job_lines: list[str] = []
+    line_numbers: list[int] = []
+
+    def parse_piece() -> None:
+        lineno = np.asarray(line_numbers, dtype=np.int64)
+        values = _parse_job_lines(spath, job_lines, line_numbers)
+        _validate_values(spath, values, lineno)
+        pieces.append(values)
+        numbers.append(lineno)
+        job_lines.clear()
+        line_numbers.clear()
+
+    try:
+        for i, line in enumerate(lines, start=1):
+            s = line.lstrip()
+            if in_header:
+                if s and not line.startswith(";"):
+                    in_header = False
+                else:
+                    head.append(line)
+            if not s:
+                continue
+            has_text = True
+            if s.startswith(";"):
+                continue
+            job_lines.append(line)
+            line_numbers.append(i)
+            if len(job_lines) == _PIECE_LINES:
+                parse_piece()
+        if job_lines:
+            parse_piece()
+    except TraceFormatError:
+        for _ in lines:  # a damaged gzip file further on is what to report first
+            pass
+        raise
+    entries = _header_entries("\n".join(head))
+    if not pieces:
+        return entries, np.empty((0, 18), dtype=np.float64), np.empty(0, dtype=np.int64), has_text
+    data = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+    pieces.clear()
+    return entries, data, np.concatenate(numbers), has_text
+
+
+def _take_rows(data: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``data[rows]``; when ``rows`` only leaves rows out (ascending), made in ``data`` itself.
+
+    A trace is usually in submit order already, so the kept rows are its rows less the
+    dropped ones: moved up a piece at a time, they take no second copy of the file's
+    numbers (``data`` is overwritten; the result is its first ``len(rows)`` rows).
+    """
+    m = len(rows)
+    if not m or (rows[1:] <= rows[:-1]).any():
+        return data[rows]
+    if rows[-1] == m - 1:  # ascending from 0 to m - 1: every row, in order
+        return data[:m]
+    for first in range(0, m, _PIECE_LINES):
+        block = rows[first : first + _PIECE_LINES]  # rows[i] >= i: nothing read yet is overwritten
+        data[first : first + len(block)] = data[block]
+    return data[:m]
 
 
 def _rlscheduler_fields(data: np.ndarray, notes: list[str]) -> np.ndarray:
@@ -319,7 +400,7 @@ def _check_default_estimate(value: object, where: str = "default_estimate") -> f
 
 def _nothing_left(
     path: str,
-    text: str,
+    has_text: bool,
     n: int,
     dropped: Mapping[str, int],
     data: np.ndarray,
@@ -327,7 +408,7 @@ def _nothing_left(
 ) -> str:
     """The message of :class:`EmptyWorkloadError` for a file with no job left."""
     if n == 0:
-        what = "comment and header lines only" if text.strip() else "it is empty"
+        what = "comment and header lines only" if has_text else "it is empty"
         return f"{path}: no jobs to simulate: the file has no job lines ({what})"
     reasons = ", ".join(f"{count} {reason}" for reason, count in dropped.items())
     lines = "the only job line was" if n == 1 else f"all {n} job lines were"
@@ -347,7 +428,7 @@ def write_swf(
     *,
     start: np.ndarray | None = None,
     header: Mapping[str, str] | None = None,
-) -> None:
+) -> ConversionReport:
     """Write a workload as SWF (gzipped when ``path`` ends in ``.gz``).
 
     The 18 fields of every job are written as read, except the submit time (which
@@ -357,7 +438,13 @@ def write_swf(
     would otherwise get a different default when read back; ``MaxProcs`` is the
     workload's machine size, marked by a ``MaxProcsSource`` line as hpcgym's so that
     reading the file back keeps it. Reading the file back with :func:`read_swf` gives
-    the same columns and machine.
+    the same columns and machine. The file is written to a temporary file in its folder and
+    renamed into place.
+
+    Returns:
+        What the file fills in: the estimates written out for jobs that had none when
+        they got different defaults (:class:`~hpcgym.workloads.conversion.ConversionReport`;
+        SWF keeps every field of the workload).
     """
     rows = np.array(workload.raw, dtype=np.float64, copy=True)
     rows[:, 1] = workload.submit
@@ -380,7 +467,8 @@ def write_swf(
         np.savetxt(out, rows, fmt="%.17g", delimiter=" ")
     data = out.getvalue().encode()
     p = Path(path)
-    p.write_bytes(gzip.compress(data, compresslevel=6, mtime=0) if p.suffix == ".gz" else data)
+    write_atomic(p, gzip.compress(data, compresslevel=6, mtime=0) if p.suffix == ".gz" else data)
+    return swf_report(workload)
 
 
 def default_trace_path() -> Path:

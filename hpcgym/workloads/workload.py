@@ -33,6 +33,26 @@ _EXACT = 2.0**53
 MAX_PROCS = 1_000_000_000
 """The largest machine size accepted, in processors (the largest machines have about 10^7 cores)."""
 
+_HIDDEN_RAW = [2, 3, 5, 6]
+"""0-based SWF fields :attr:`Workload.public` hides: wait, run time, CPU time and memory used."""
+_RAW_COLUMNS = (
+    (0, "job_id"),
+    (1, "submit"),
+    (2, "log_wait"),
+    (3, "runtime"),
+    (9, "requested_memory"),
+    (10, "status"),
+    (11, "user"),
+    (12, "group"),
+    (13, "executable"),
+    (14, "queue"),
+    (15, "partition"),
+)
+"""0-based SWF fields a :class:`Workload` column holds as read (``Workload._compact_raw``)."""
+_RAW_REST = [4, 5, 6, 7, 8, 16, 17]
+"""0-based SWF fields no column holds as read: sizes, CPU time, memory used, requested time,
+preceding job and think time."""
+
 DROP_RUNTIME = "runtime < 0 (cancelled before start)"
 DROP_TOO_LARGE = "size > machine"
 DROP_NO_RESOURCE = "asks for a resource the machine lacks"
@@ -280,9 +300,9 @@ class Workload:
         if self.chunks is None and self.per_chunk is None and not self.resources:
             # an SWF job: one chunk of procs_req processors
             object.__setattr__(self, "chunks", np.ones(len(self.procs_req), dtype=np.int64))
-            object.__setattr__(
-                self, "per_chunk", np.asarray(self.procs_req, dtype=np.int64).reshape(-1, 1).copy()
-            )
+            # the same numbers as procs_req: both columns are read-only, so they share them
+            per_chunk = np.ascontiguousarray(self.procs_req, dtype=np.int64).reshape(-1, 1)
+            object.__setattr__(self, "per_chunk", per_chunk)
             object.__setattr__(self, "resources", ("procs",))
         elif self.chunks is None or self.per_chunk is None or not self.resources:
             raise InvalidConfigError("chunks, per_chunk and resources must be given together")
@@ -511,11 +531,63 @@ class Workload:
         The real run time (``runtime``, SWF fields 3, 4, 6 and 7: wait, run time, CPU time
         and memory used) is replaced by NaN/-1. Predictors other than the oracle are
         given this view, so they cannot learn from the future by accident.
+
+        The view's ``raw`` is made when it is first read: predictors and dispatchers read
+        the columns, and a full trace's raw fields take tens of MB (232,000 jobs: 33 MB).
         """
-        raw = self.raw.copy()
-        raw[:, [2, 3, 5, 6]] = -1
-        hidden = np.full(len(self), np.nan)
-        return dataclasses.replace(self, runtime=hidden, log_wait=hidden.copy(), raw=raw)
+        hidden = np.full(len(self), np.nan)  # run time and logged wait: one read-only NaN column
+        d = self.__dict__
+        parts = {key: d[key] for key in ("_raw_rest", "_raw_source") if key in d}
+        if not parts:
+            parts = {"_raw_source": self.raw}
+        stand_in = next(iter(parts.values()))  # for the column checks; the view has no raw yet
+        view = dataclasses.replace(self, runtime=hidden, log_wait=hidden, raw=stand_in)
+        object.__delattr__(view, "raw")
+        for key, value in parts.items():
+            object.__setattr__(view, key, value)
+        object.__setattr__(view, "_raw_hide", True)
+        return view
+
+    def _compact_raw(self) -> None:
+        """Keep of ``raw`` only the fields no column holds, if the columns give back the rest exactly.
+
+        A reader calls it on the workload it has just made (:func:`~hpcgym.workloads.read_swf`):
+        ``raw`` is a full trace's largest array (232,000 jobs: 33 MB) and 11 of its 18 fields
+        are columns already, so 7 are kept (13 MB). ``raw`` is made again, the same bytes,
+        when first read (writing SWF, a window, load scaling); a file whose columns do not
+        give its fields back bit for bit (a fractional status, a -0) keeps ``raw`` whole.
+        """
+        raw = self.__dict__.get("raw")
+        if raw is None or raw.ndim != 2 or raw.shape[1] != 18:
+            return
+        for k, name in _RAW_COLUMNS:
+            column = np.asarray(getattr(self, name), dtype=np.float64)
+            if not np.array_equal(column.view(np.int64), raw[:, k].view(np.int64)):
+                return
+        rest = np.ascontiguousarray(raw[:, _RAW_REST])
+        rest.flags.writeable = False
+        object.__setattr__(self, "_raw_rest", rest)
+        object.__delattr__(self, "raw")
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        # reached only when an attribute is missing: raw fields kept in parts, made on first use
+        d = self.__dict__
+        if name != "raw" or not ("_raw_rest" in d or "_raw_source" in d):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        if "_raw_rest" in d:
+            raw = np.empty((len(self), 18))
+            for k, column in _RAW_COLUMNS:
+                raw[:, k] = d[column]
+            raw[:, _RAW_REST] = d["_raw_rest"]
+        else:
+            raw = d["_raw_source"].copy()
+        if d.get("_raw_hide"):
+            raw[:, _HIDDEN_RAW] = -1
+        raw.flags.writeable = False
+        object.__setattr__(self, "raw", raw)
+        for key in ("_raw_rest", "_raw_source"):
+            d.pop(key, None)
+        return raw
 
     def with_procs(self, procs: int) -> Workload:
         """The same jobs on a machine of ``procs`` processors (jobs larger are not dropped here)."""

@@ -197,6 +197,23 @@ def test_schedule_out_csv(capsys, tmp_path):
     np.testing.assert_array_equal([int(r["job_id"]) for r in records], expected.workload.job_id)
 
 
+def test_schedule_out_csv_is_written_in_blocks_with_the_same_bytes(capsys, tmp_path, monkeypatch):
+    import hpcgym.cli.simulate as simulate_command
+
+    argv = ("--jobs", "200", "--node-size", "8", "--schedule-out")
+    simulate_json(capsys, *argv, str(tmp_path / "whole.csv"))
+    simulate_json(capsys, *argv, str(tmp_path / "s.json"))
+    monkeypatch.setattr(simulate_command, "_CSV_ROWS", 7)  # blocks end everywhere, mid-file
+    simulate_json(capsys, *argv, str(tmp_path / "blocks.csv"))
+    text = (tmp_path / "blocks.csv").read_text()
+    assert text == (tmp_path / "whole.csv").read_text()
+    # no temporary file left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocks.csv", "s.json", "whole.csv"]
+    nodes = [line.rsplit(",", 1)[1] for line in text.splitlines()[1:]]
+    assert nodes == [";".join(map(str, r["nodes"])) for r in strict_json((tmp_path / "s.json").read_text())]
+    assert any(";" in at for at in nodes)  # jobs of several nodes
+
+
 @pytest.mark.parametrize("suffix", [".swf", ".swf.gz"])
 def test_schedule_out_swf(capsys, tmp_path, suffix):
     path = tmp_path / f"schedule{suffix}"

@@ -108,6 +108,7 @@ def test_interrupted_sweep_resumes_with_only_the_rest(
     assert (third.skipped, third.ran) == (12, 0)
 
 
+@pytest.mark.expensive  # a local Ray start: seconds; Ray Tune's test keeps Ray in `make test`
 def test_ray_gives_the_same_table(spec: SweepSpec, reference: list[dict[str, Any]], tmp_path: Path) -> None:
     ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'hpcgym[ray]')")
     table = tmp_path / "results.csv"

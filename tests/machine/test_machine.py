@@ -13,7 +13,7 @@ from hypothesis import given, settings
 
 from hpcgym.baselines import EasyBackfilling, make_policy, policy_specs, preset_predictor
 from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError, UnknownNameError
-from hpcgym.machine import Machine, align_requests, machine_specs, make_machine, parse_select
+from hpcgym.machine import Machine, align_requests, machine_specs, make_machine, parse_select, unique_rows
 from hpcgym.predict import make_predictor
 from hpcgym.sim import Decision, DispatcherBase, Simulator, as_dispatcher
 from hpcgym.workloads import DROP_NO_RESOURCE, DROP_TOO_LARGE, Workload, fit_workload, load_default
@@ -536,3 +536,22 @@ def test_cli_machine_errors_and_listing(tmp_path):
     import json
 
     assert json.loads(out)["eurora"]["resources"] == ["cores", "gpus", "mics", "mem_gb"]
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        np.array([[1, 8], [2, 1], [1, 8], [1, 2]]),
+        np.random.default_rng(0).integers(0, 7, size=(500, 4)),
+        np.random.default_rng(1).integers(-3, 3, size=(200, 2)),  # negative: numpy's own way
+        np.array([[2**40, 1, 2**30], [0, 0, 0], [2**40, 1, 2**30]]),  # ranges too wide for one number
+        np.array([[5]]),
+        np.zeros((0, 3), dtype=np.int64),
+    ],
+)
+def test_unique_rows_is_numpys_unique_over_rows(rows):
+    shapes, inverse = unique_rows(rows)
+    expected, expected_inverse = np.unique(rows, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(shapes, expected)
+    np.testing.assert_array_equal(inverse, expected_inverse.reshape(-1))
+    assert shapes.dtype == np.int64 and inverse.ndim == 1

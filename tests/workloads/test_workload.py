@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 import tempfile
 from pathlib import Path
 
@@ -473,6 +475,24 @@ def test_public_view_hides_what_ran():
     np.testing.assert_array_equal(pub.estimate, w.estimate)
     np.testing.assert_array_equal(pub.submit, w.submit)
     assert not np.isnan(w.runtime).any()  # the original is untouched
+
+
+def test_public_raw_fields_are_made_on_first_use_and_survive_copies():
+    w = load_default().window(50)
+    pub = w.public
+    assert "raw" not in vars(pub)  # nothing read yet: no copy of the raw fields
+    twin = pickle.loads(pickle.dumps(pub))
+    again = pub.public  # the public view of a public view hides the same fields, still lazily
+    assert "raw" not in vars(twin) and "raw" not in vars(again) and "raw" not in vars(pub)
+    expected = w.raw.copy()
+    expected[:, [2, 3, 5, 6]] = -1
+    for view in (pub, twin, again, copy.deepcopy(pub)):
+        np.testing.assert_array_equal(view.raw, expected)
+        assert not view.raw.flags.writeable
+    assert pub.raw is pub.raw  # made once
+    np.testing.assert_array_equal(pub.window(10, 5).raw, expected[5:15])
+    with pytest.raises(AttributeError, match="no attribute 'rwa'"):
+        pub.rwa  # noqa: B018
 
 
 @pytest.mark.parametrize(

@@ -189,9 +189,10 @@ def expand(spec: SweepSpec, base_loads: Mapping[str, float] | None = None) -> li
 
 
 def _trace_path(trace: str) -> Path:
-    from hpcgym.workloads import default_trace_path
+    """The file of a spec's trace: the bundled slice, a path, or a downloaded catalogue log."""
+    from hpcgym.workloads import default_trace_path, resolve_trace
 
-    return default_trace_path() if trace == BUNDLED else Path(trace)
+    return default_trace_path() if trace == BUNDLED else resolve_trace(trace)
 
 
 def load_traces(spec: SweepSpec) -> dict[str, Workload]:
@@ -200,7 +201,8 @@ def load_traces(spec: SweepSpec) -> dict[str, Workload]:
     Reader warnings (:class:`~hpcgym.common.errors.TraceWarning`) are left to each load report.
 
     Raises:
-        FileNotFoundError: a trace does not exist.
+        FileNotFoundError: a trace does not exist (MissingTraceError: a catalogue name whose
+            log is not downloaded).
         TraceFormatError, EmptyWorkloadError: as :func:`hpcgym.workloads.read_swf`.
     """
     import warnings

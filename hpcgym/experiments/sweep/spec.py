@@ -90,7 +90,8 @@ class SweepSpec:
 
     Attributes:
         dispatchers: dispatcher presets, ``NAME[:key=value,...]`` (``hpcgym policies``).
-        traces: SWF paths (relative to the current folder) or ``"bundled"``.
+        traces: SWF paths (relative to the current folder), names of downloaded logs of the
+            trace catalogue (``hpcgym traces list``), or ``"bundled"``.
         predictors: predictor strings (``hpcgym predictors``, ``NAME:key=value``);
             ``"preset"`` is the dispatcher's own predictor (the default when neither this
             nor ``predictor_grid`` is given).

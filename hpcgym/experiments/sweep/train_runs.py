@@ -56,7 +56,8 @@ from hpcgym.experiments.sweep.train_spec import (
 
 
 def _absolute_paths(trial: Trial) -> Trial:
-    """``trial`` with its trace (and a machine file) as absolute paths of this machine.
+    """``trial`` with its trace (and a machine file) as absolute paths of this machine (a
+    trace named by its catalogue name: the downloaded file's).
 
     Done where the command runs, before a trial leaves for a worker: Ray Tune runs each
     trial in a folder of its own. The key hashes only the trace's file name, so it is
@@ -64,9 +65,13 @@ def _absolute_paths(trial: Trial) -> Trial:
     """
 
     def absolute(pairs: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
+        from hpcgym.workloads import resolve_trace
+
         out = []
         for k, v in pairs:
-            if v is not None and (k == "trace" or (k == "machine" and Path(str(v)).is_file())):
+            if v is not None and k == "trace":  # a catalogue name: its downloaded file
+                v = str(resolve_trace(str(v)).resolve())
+            elif v is not None and k == "machine" and Path(str(v)).is_file():
                 v = str(Path(str(v)).resolve())
             out.append((k, v))
         return tuple(out)
