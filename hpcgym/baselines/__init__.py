@@ -27,13 +27,14 @@ from hpcgym.baselines.heuristics import SCORES, QueueOrder, heuristic_score
 from hpcgym.baselines.molding import run_managed, step_engine
 from hpcgym.baselines.molding_choice import (
     UserHistory,
+    amdahl_factor,
     choose_size,
     gain_score,
     molded_estimate,
     roulette,
     settle_time,
 )
-from hpcgym.baselines.molding_config import MODES, WAIT_PREDICTORS, MoldingConfig
+from hpcgym.baselines.molding_config import MODES, RUNTIME_MODELS, WAIT_PREDICTORS, MoldingConfig
 from hpcgym.baselines.molding_result import PAPER, MoldingResult, over_seeds
 from hpcgym.baselines.presets import (
     ALIASES,
@@ -60,6 +61,7 @@ __all__ = [
     "PAPER",
     "POLICIES",
     "PRESETS",
+    "RUNTIME_MODELS",
     "SCORES",
     "SUMMARY_COLUMNS",
     "WAIT_PREDICTORS",
@@ -77,6 +79,7 @@ __all__ = [
     "RunVia",
     "UserHistory",
     "VerificationError",
+    "amdahl_factor",
     "best_hint",
     "choose_size",
     "easy_extra",

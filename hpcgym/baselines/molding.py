@@ -45,6 +45,24 @@ What the paper says, and what hpcgym chooses where it leaves a detail open:
   by ``seed``. This models the job's real run time at its new size, not a prediction,
   so it reads the log's run times of earlier submissions whether or not they ended.
   The job takes the request of the latest such job (:meth:`Simulator.amend`'s ``like``).
+  This is the default (``runtime_model="003"``), as 003 states it. It does not keep a
+  job's work: the user's earlier jobs at another size are often other applications
+  (mostly shorter ones), so the managed run may have far less work to do than the
+  baseline, and its lower response is partly work removed.
+* **work-conserving run time** (``runtime_model="amdahl"``, not in 003): the job's own
+  logged run time times :func:`~hpcgym.baselines.molding_choice.amdahl_factor` from its
+  logged size to the new one, with serial fraction ``serial_fraction`` (0: linear
+  speedup, the job's processor-seconds unchanged); its estimate is scaled by the same
+  factor (the user asks for the same work), in place of V-C's estimate rule, both when
+  the manager scores a size (the predicted waits' features) and when it submits the job.
+  The rangeSets the manager scores sizes with still come from the user's history at
+  each size: the manager's beliefs do not change, only what the molded job then does.
+* **CPU-hours and utilization** (003 III-A, Fig. 6): ``cpu_hours`` sums size times run
+  time of the managed jobs (managed and baseline); ``period_utilization`` is 003's
+  load, CPU-hours used for executions over CPU-hours available, ``T_e / (I P)``, over
+  the interval ``I`` from the first managed job's submission to the run's last end
+  (every job's execution clipped to it, the history's too). ``utilization`` is the same
+  over the whole simulated window (from the first job's submission).
 * **queue-wait prediction**: ``apq`` (default), ``ibl`` or ``qbets`` of
   :mod:`hpcgym.predict.waitpred` with their default parameters (no tuning), on the features
   of the live state: the engine's queue and running jobs with their (molded) sizes and
@@ -86,7 +104,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.baselines.molding_choice import UserHistory, choose_size, settle_time
+from hpcgym.baselines.molding_choice import UserHistory, amdahl_factor, choose_size, settle_time
 from hpcgym.baselines.molding_config import MoldingConfig
 from hpcgym.baselines.molding_result import MoldingResult
 from hpcgym.baselines.molding_waits import LiveWaitPredictor, _Columns
@@ -177,7 +195,7 @@ class _Manager:
                     return None
                 continue
             sizes.append(s)
-            ests.append(self.users.estimate(job, s))
+            ests.append(self.estimate(job, s))
             sets.append(rs)
         if not sets:
             return None
@@ -190,6 +208,22 @@ class _Manager:
         i = int(order[best_i])
         return sizes[i], ests[i], float(pw[i] + sets[i].point)
 
+    def estimate(self, job: int, size: int) -> float:
+        """``job``'s estimate molded to ``size``: 003 V-C's rule, or (``amdahl``) scaled as its run time."""
+        if self.cfg.runtime_model == "003":
+            return self.users.estimate(job, size)
+        own = int(self.w.procs_req[job])
+        return float(self.w.estimate[job]) * amdahl_factor(own, size, self.cfg.serial_fraction)
+
+    def molded_runtime(self, job: int, size: int) -> tuple[float, int]:
+        """``(run time, donor)`` of ``job`` molded to ``size``: 003's roulette wheel, or (``amdahl``)
+        its own run time scaled; the donor is the earlier job whose request it takes."""
+        if self.cfg.runtime_model == "003":
+            return self.users.draw(job, size, self.rng)
+        own = int(self.w.procs_req[job])
+        scaled = float(self.w.runtime[job]) * amdahl_factor(own, size, self.cfg.serial_fraction)
+        return scaled, self.users.latest(job, size)
+
     def mold(self, job: int, now: float) -> int:
         """Choose ``job``'s size now and amend it; returns -1 shrunk, 0 kept, 1 expanded."""
         t0 = time.perf_counter()
@@ -201,7 +235,7 @@ class _Manager:
             self.no_candidate += 1
         elif best[0] != int(self.w.procs_req[job]):
             size, est, _ = best
-            runtime, donor = self.users.draw(job, size, self.rng)
+            runtime, donor = self.molded_runtime(job, size)
             self.sim.amend(job, runtime=runtime, estimate=est, like=donor)
             self.cols.size[job] = size
             self.cols.size_bin[job] = self.waits.size_bins(np.array([size]))[0]
@@ -236,11 +270,19 @@ class _Manager:
         return out
 
 
-def _utilization(schedule: Any) -> float:
+def _utilization(schedule: Any, since: float | None = None) -> float:
+    """Processor-seconds used over those available, from ``since`` (default: the first
+    submission) to the last end; executions are clipped to that interval (003 III-A's load)."""
     w = schedule.workload
-    busy = float((np.asarray(w.procs_req) * (schedule.end - schedule.start)).sum())
-    span = float(schedule.end.max() - w.submit.min())
-    return busy / (w.procs * span) if span > 0 else float("nan")
+    t0 = float(w.submit.min()) if since is None else float(since)
+    t1 = float(schedule.end.max())
+    used = np.clip(schedule.end, t0, t1) - np.clip(schedule.start, t0, t1)
+    busy = float((np.asarray(w.procs_req) * used).sum())
+    return busy / (w.procs * (t1 - t0)) if t1 > t0 else float("nan")
+
+
+def _cpu_hours(size: np.ndarray, runtime: np.ndarray) -> float:
+    return float((np.asarray(size, np.float64) * runtime).sum() / 3600.0)
 
 
 # ------------------------------------------------------------------ running
@@ -338,6 +380,8 @@ def run_managed(
     sched = sim.schedule(policy="easy", sim_seconds=managed_seconds)
     jobs = np.arange(cfg.history, n)
     report = workload.report
+    size = np.asarray(sched.workload.procs_req)[jobs]
+    first = float(orig_submit[cfg.history])
     return MoldingResult(
         trace=workload.name,
         mode=cfg.mode,
@@ -348,7 +392,7 @@ def run_managed(
         wait=sched.start[jobs] - orig_submit[jobs],
         runtime=sched.runtime[jobs],
         original_size=np.asarray(w.procs_req)[jobs],
-        size=np.asarray(sched.workload.procs_req)[jobs],
+        size=size,
         hold=hold[jobs],
         molded=molded[0] + molded[1],
         expanded=molded[1],
@@ -361,5 +405,10 @@ def run_managed(
         decide_seconds=m.decide_seconds,
         sim_seconds={"managed": managed_seconds, "baseline": base_seconds},
         utilization={"managed": _utilization(sched), "baseline": _utilization(base)},
+        cpu_hours={
+            "managed": _cpu_hours(size, sched.runtime[jobs]),
+            "baseline": _cpu_hours(np.asarray(w.procs_req)[jobs], base.runtime[jobs]),
+        },
+        period_utilization={"managed": _utilization(sched, first), "baseline": _utilization(base, first)},
         schedule=sched,
     )

@@ -13,7 +13,15 @@ import numpy as np
 from hpcgym.predict import RangeSet
 from hpcgym.workloads import Workload
 
-__all__ = ["UserHistory", "choose_size", "gain_score", "molded_estimate", "roulette", "settle_time"]
+__all__ = [
+    "UserHistory",
+    "amdahl_factor",
+    "choose_size",
+    "gain_score",
+    "molded_estimate",
+    "roulette",
+    "settle_time",
+]
 
 _ZERO_WIDTH = 1e-9
 
@@ -79,6 +87,29 @@ def molded_estimate(
         longer = [v for v in (max_previous, max_limit) if v > original]
         return float(min(longer)) if longer else float(original)
     return float(original)
+
+
+def amdahl_factor(size: int, new_size: int, serial_fraction: float) -> float:
+    """How much longer a job runs on ``new_size`` processors than on ``size``, by Amdahl's law.
+
+    Amdahl: on ``n`` processors a job of serial fraction ``f`` runs ``T1 (f + (1 - f) / n)``;
+    the factor is that at ``new_size`` over that at ``size``. With ``f = 0`` (linear
+    speedup) it is ``size / new_size`` and the job keeps its processor-seconds; with
+    ``f > 0`` an expanded job uses more processor-seconds and a shrunk one fewer. 003 uses
+    no speedup model (its molded run time is drawn from the user's earlier jobs, V-C);
+    the serial fraction is the caller's choice (no log records it).
+
+    >>> amdahl_factor(64, 32, 0.0), amdahl_factor(8, 32, 0.0)
+    (2.0, 0.25)
+    >>> round(amdahl_factor(8, 32, 0.1), 4)  # (0.1 + 0.9 / 32) / (0.1 + 0.9 / 8)
+    0.6029
+    """
+    f = float(serial_fraction)
+
+    def time_on(n: int) -> float:
+        return f + (1.0 - f) / n
+
+    return time_on(int(new_size)) / time_on(int(size))
 
 
 def roulette(runtimes: np.ndarray, rng: np.random.Generator) -> float:
@@ -158,3 +189,7 @@ class UserHistory:
         user's earlier jobs of that size, and the latest of them (whose request it takes)."""
         donors = self.by_user[int(self.w.user[job])][size]
         return roulette(np.asarray(self.w.runtime)[donors], rng), donors[-1]
+
+    def latest(self, job: int, size: int) -> int:
+        """The user's latest earlier job of ``size`` (whose request a job molded to it takes)."""
+        return self.by_user[int(self.w.user[job])][size][-1]

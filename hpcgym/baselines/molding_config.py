@@ -13,10 +13,14 @@ import numpy as np
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.predict import APQConfig, IBLConfig, QBETSConfig, RangeSetConfig
 
-__all__ = ["DEFAULT_JOBS", "MODES", "WAIT_PREDICTORS", "MoldingConfig"]
+__all__ = ["DEFAULT_JOBS", "MODES", "RUNTIME_MODELS", "WAIT_PREDICTORS", "MoldingConfig"]
 
 MODES = ("molding", "delay")
 WAIT_PREDICTORS = ("apq", "ibl", "qbets")
+RUNTIME_MODELS = ("003", "amdahl")
+"""How a molded job's run time is modelled: 003 V-C's roulette wheel over the user's earlier
+jobs of the new size, or the job's own run time scaled by Amdahl's law (work conserved
+when the serial fraction is 0); :mod:`hpcgym.baselines.molding` says more."""
 DEFAULT_JOBS = {"molding": 20_000, "delay": 6_000}
 """Managed jobs by mode (003 V: molding on 20,000 jobs, delayed submission on 6,000)."""
 
@@ -40,6 +44,13 @@ class MoldingConfig:
         block: consecutive managed jobs per block of the paired confidence interval.
         score_own: a job is molded only if its own size can be scored too (False: the
             best of whichever sizes can be scored, the own size or not).
+        runtime_model: ``"003"`` (the paper's rule: a molded run time drawn from the
+            user's earlier jobs at the new size, and 003 V-C's estimate) or ``"amdahl"``
+            (the job's own run time and estimate scaled by Amdahl's law,
+            :func:`~hpcgym.baselines.molding_choice.amdahl_factor`).
+        serial_fraction: Amdahl's serial fraction ``f`` in [0, 1] (``"amdahl"`` only): 0
+            is linear speedup, every molded job keeps its processor-seconds exactly; with
+            ``f > 0`` an expanded job costs more processor-seconds and a shrunk one fewer.
     """
 
     mode: str = "molding"
@@ -53,6 +64,8 @@ class MoldingConfig:
     settle: float = 0.05
     block: int = 1000
     score_own: bool = True
+    runtime_model: str = "003"
+    serial_fraction: float = 0.0
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -79,6 +92,18 @@ class MoldingConfig:
             raise InvalidConfigError(f"rangeset must be a RangeSetConfig, got {type(self.rangeset).__name__}")
         if not isinstance(self.score_own, bool):
             raise InvalidConfigError(f"score_own must be True or False, got {self.score_own!r}")
+        if self.runtime_model not in RUNTIME_MODELS:
+            raise InvalidConfigError(
+                f"runtime_model must be one of {', '.join(RUNTIME_MODELS)}, got {self.runtime_model!r}"
+            )
+        f = self.serial_fraction
+        if isinstance(f, bool) or not isinstance(f, (int, float)) or not 0.0 <= f <= 1.0:
+            raise InvalidConfigError(f"serial_fraction must be a number in [0, 1], got {f!r}")
+        if f != 0.0 and self.runtime_model != "amdahl":
+            raise InvalidConfigError(
+                f"serial_fraction={f!r} is Amdahl's; it needs runtime_model='amdahl' "
+                f"(got {self.runtime_model!r})"
+            )
         for name in ("threshold", "settle"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v < 1.0:

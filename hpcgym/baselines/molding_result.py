@@ -54,7 +54,13 @@ class MoldingResult:
         simulated: jobs simulated (history + managed).
         decisions, decide_seconds: the manager's decisions and the time spent on them.
         sim_seconds: wall-clock seconds of the managed and baseline simulations.
-        utilization: busy processor-seconds over capacity x makespan, managed and baseline.
+        utilization: busy processor-seconds over capacity x makespan, managed and baseline
+            (the whole simulated window, history included).
+        cpu_hours: processor-hours (size x run time) of the managed jobs, managed and
+            baseline: what the run time model leaves of their work.
+        period_utilization: 003's utilization (III-A's load, Fig. 6: CPU-hours used for
+            executions over CPU-hours available) from the first managed job's submission
+            to the run's last end, managed and baseline.
         schedule: the managed run's schedule (its workload holds the submitted jobs:
             molded sizes, run times and estimates, held jobs' submit times).
     """
@@ -81,6 +87,8 @@ class MoldingResult:
     decide_seconds: float
     sim_seconds: dict[str, float]
     utilization: dict[str, float]
+    cpu_hours: dict[str, float] = field(default_factory=dict)
+    period_utilization: dict[str, float] = field(default_factory=dict)
     schedule: Schedule | None = field(default=None, repr=False)
 
     def block_means(self) -> tuple[np.ndarray, np.ndarray]:
@@ -100,6 +108,12 @@ class MoldingResult:
             if self.trace.lower().startswith(prefix.lower()):
                 return row
         return None
+
+    def runtime_model(self) -> str:
+        """The molded run times' model as shown: ``003`` or ``amdahl f=F``."""
+        if self.config.runtime_model == "amdahl":
+            return f"amdahl f={self.config.serial_fraction:g}"
+        return self.config.runtime_model
 
     def summary(self) -> dict[str, Any]:
         """Means in minutes, the counts and the paper's row."""
@@ -125,6 +139,11 @@ class MoldingResult:
             "jobs_dropped": self.jobs_dropped,
             "mean_hold_min": float(self.hold.mean() / 60) if len(self.hold) else 0.0,
             "utilization": self.utilization,
+            "runtime_model": self.runtime_model(),
+            "baseline_cpu_hours": self.cpu_hours.get("baseline", float("nan")),
+            "cpu_hours": self.cpu_hours.get("managed", float("nan")),
+            "baseline_period_utilization": self.period_utilization.get("baseline", float("nan")),
+            "period_utilization": self.period_utilization.get("managed", float("nan")),
             "decisions_per_second": self.decisions / self.decide_seconds if self.decide_seconds > 0 else None,
         }
         p = self.paper()

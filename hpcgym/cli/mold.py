@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.baselines import MODES, WAIT_PREDICTORS, MoldingConfig, over_seeds, run_managed
+from hpcgym.baselines import MODES, RUNTIME_MODELS, WAIT_PREDICTORS, MoldingConfig, over_seeds, run_managed
 from hpcgym.cli._common import add_trace_arguments, load_trace
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.report import format_table, to_json, write_csv
@@ -32,6 +32,11 @@ TABLE = [
     ("exec_min", "exec", ".0f"),
     ("response_min", "response", ".0f"),
     ("reduction_pct", "reduction %", ".1f"),
+    ("runtime_model", "run time", ""),
+    ("baseline_cpu_hours", "EASY CPU-h", ",.0f"),
+    ("baseline_period_utilization", "util", ".2f"),
+    ("cpu_hours", "managed CPU-h", ",.0f"),
+    ("period_utilization", "util", ".2f"),
     ("paper_baseline_response_min", "003 EASY", ".0f"),
     ("paper_response_min", "003 managed", ".0f"),
 ]
@@ -72,12 +77,29 @@ def configure(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="mold a job even when its own size has no rangeSet to compare with (off by default)",
     )
+    p.add_argument(
+        "--runtime-model",
+        choices=RUNTIME_MODELS,
+        default="003",
+        help="a molded job's run time: 003 (default, 003 V-C: drawn from the user's earlier jobs at the "
+        "new size) or amdahl (its own run time and estimate scaled by Amdahl's law: work conserved "
+        "with --serial-fraction 0)",
+    )
+    p.add_argument(
+        "--serial-fraction",
+        type=float,
+        default=None,
+        metavar="F",
+        help="Amdahl's serial fraction in [0, 1] for --runtime-model amdahl (default 0: linear speedup)",
+    )
     p.add_argument("--json", type=Path, default=None, help="write the summary, config and CI here")
     p.add_argument("--out", type=Path, default=None, help="directory for summary.json and jobs.csv")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.serial_fraction is not None and args.runtime_model != "amdahl":
+        raise InvalidConfigError("--serial-fraction is Amdahl's serial fraction: give --runtime-model amdahl")
     configs = [
         MoldingConfig(
             mode=args.mode,
@@ -86,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
             seed=seed,
             wait_predictor=args.wait_predictor,
             score_own=not args.no_score_own,
+            runtime_model=args.runtime_model,
+            serial_fraction=args.serial_fraction or 0.0,
         )
         for seed in args.seed
     ]
@@ -105,6 +129,12 @@ def run(args: argparse.Namespace) -> int:
         notes.append(
             f"{seed}{row['molded']:,} of {row['jobs']:,} managed jobs molded ({row['expanded']:,} expanded, "
             f"{row['shrunk']:,} shrunk), {row['no_candidate']:,} kept without a rangeSet to compare"
+        )
+        notes.append(
+            f"{seed}work of the managed jobs: {row['cpu_hours']:,.0f} CPU-hours against EASY's "
+            f"{row['baseline_cpu_hours']:,.0f} (run times: {row['runtime_model']}); utilization from the "
+            f"first managed submission (003's definition) {row['period_utilization']:.2f} against "
+            f"{row['baseline_period_utilization']:.2f}"
         )
         if cfg.mode == "delay":
             notes.append(
