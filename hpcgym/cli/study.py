@@ -16,6 +16,7 @@ from hpcgym.common.report import to_json
 from hpcgym.studies.eurora_runs import CP_DELTA, public
 from hpcgym.studies.galleguillos2017 import CP_DISPATCHERS, DISPATCHERS
 from hpcgym.studies.registry import STUDIES
+from hpcgym.studies.seeds import render_over_seeds, run_over_seeds
 from hpcgym.workloads import Workload, eurora, fit_workload, read_jobs, read_swf
 
 HELP = "run a paper's study end to end: runs, figures, table, findings (galleguillos2017, galleguillos2019)"
@@ -24,7 +25,17 @@ HELP = "run a paper's study end to end: runs, figures, table, findings (gallegui
 def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("study", help=f"which study: {', '.join(STUDIES)}")
     p.add_argument("--jobs", type=int, default=100_000, help="synthetic Eurora jobs (default 100,000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the generator and the bootstrap (default 0)")
+    p.add_argument(
+        "--seed", type=int, default=None, help="seed of the generator and the bootstrap (default 0)"
+    )
+    p.add_argument(
+        "--seeds",
+        type=_seed_list,
+        default=None,
+        metavar="S,S,...",
+        help="run the study on the generated jobs of each of these seeds and report every finding as "
+        "'holds in k of n seeds' with each seed's interval (writes seed-S/ and seeds.json)",
+    )
     p.add_argument(
         "--load",
         type=float,
@@ -83,15 +94,40 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidConfigError(f"--cp-delta must be a positive number of seconds, got {args.cp_delta}")
     if args.processes is not None and args.processes < 1:
         raise InvalidConfigError(f"--processes must be at least 1, got {args.processes}")
-    workload, machine = _workload(args)
 
     def log(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    log(f"study {study.name}: {len(workload):,} jobs on {machine}")
     predictions = None
     if args.predictions is not None:
         predictions = [p.upper() for p in _names(args.predictions)]
+    out = args.out if args.out is not None else Path(f"study-{study.name}")
+    if args.seeds is not None:
+        if args.workload is not None or args.trace is not None or args.seed is not None:
+            raise InvalidConfigError(
+                "--seeds generates the jobs of each seed: not with --seed, --workload or --trace"
+            )
+        summary = run_over_seeds(
+            study,
+            args.seeds,
+            jobs=args.jobs,
+            machine=args.machine,
+            load=args.load,
+            out=out,
+            plots=not args.no_plots,
+            progress=log,
+            dispatchers=None if args.dispatchers is None else _names(args.dispatchers),
+            predictions=predictions,
+            cp_delta=args.cp_delta,
+            processes=args.processes,
+        )
+        print(f"wrote {out}/seeds.json and {out}/seed-S/ for each seed", file=sys.stderr)
+        print(to_json(summary) if args.json else render_over_seeds(summary))
+        return 0
+    args.seed = 0 if args.seed is None else args.seed
+    workload, machine = _workload(args)
+
+    log(f"study {study.name}: {len(workload):,} jobs on {machine}")
     result = study.run(
         workload,
         dispatchers=None if args.dispatchers is None else _names(args.dispatchers),
@@ -101,7 +137,6 @@ def run(args: argparse.Namespace) -> int:
         progress=log,
         seed=args.seed,
     )
-    out = args.out if args.out is not None else Path(f"study-{study.name}")
     for path in study.write(result, out, plots=not args.no_plots):
         print(f"wrote {path}", file=sys.stderr)
     print(to_json(public(result)) if args.json else study.render(result))
@@ -121,6 +156,14 @@ def _workload(args: argparse.Namespace) -> tuple[Workload, str]:
     if args.load != 1.0 and (args.workload is not None or args.trace is not None):
         workload = workload.scale_load(args.load)
     return workload, machine
+
+
+def _seed_list(text: str) -> list[int]:
+    """``--seeds``' value: distinct whole numbers >= 0, comma-separated."""
+    parts = [t.strip() for t in text.split(",")]
+    if not all(t.isdigit() for t in parts) or len(set(parts)) != len(parts):
+        raise argparse.ArgumentTypeError(f"{text!r}: give whole numbers >= 0, comma-separated, each once")
+    return [int(t) for t in parts]
 
 
 def _names(text: str) -> list[str]:
