@@ -1,4 +1,4 @@
-"""``hpcgym generate``: a synthetic workload (Eurora, calibrated to 001 and 002) as a job table."""
+"""``hpcgym generate``: a synthetic workload as a job table (Eurora: 001 and 002 classes, assumed shares)."""
 
 from __future__ import annotations
 
@@ -12,15 +12,24 @@ from pathlib import Path
 
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.predict import prediction_mae_minutes
-from hpcgym.workloads import TABLE_SUFFIXES, eurora, shares, write_jobs
+from hpcgym.workloads import TABLE_SUFFIXES, eurora, eurora_fields_by_source, shares, write_jobs
 
-HELP = "generate a synthetic workload (eurora: calibrated to 001 and 002) as a job table"
+HELP = "generate a synthetic job table (eurora: job classes of 001 and 002, other shares assumed)"
 
 GENERATORS = ("eurora",)
 """Generators ``hpcgym generate`` knows."""
 
 
 def configure(p: argparse.ArgumentParser) -> None:
+    by = eurora_fields_by_source()
+    p.epilog = (
+        "eurora's parameters (hpcgym.workloads.eurora.EuroraParams) by source. From 001 and 002: "
+        f"{', '.join(by['001, 002'])}; from 001: {', '.join(by['001'])}; from 002: {', '.join(by['002'])}. "
+        f"Assumptions, in neither paper: {', '.join(by['assumption'])}; the queue, request, GPU/MIC, "
+        "memory and arrival shares among them follow hpcgym's issue 10, not 001 or 002 (002 says Eurora "
+        "had four queues and names none; the preset has five). Each reason: "
+        "hpcgym.workloads.eurora_sources.SOURCES and docs/WORKLOADS.md."
+    )
     p.add_argument("model", choices=GENERATORS, help="the workload to generate: eurora (001, 002)")
     p.add_argument("--jobs", type=int, default=10_000, help="number of jobs (default 10,000)")
     p.add_argument(

@@ -98,6 +98,7 @@ __all__ = [
     "DROP_TOO_LARGE",
     "DROP_ZERO_RUNTIME",
     "ENV_TRACES",
+    "EURORA_SOURCES",
     "KNOWN_MACHINES",
     "LOG_COLUMNS",
     "MACHINE_SOURCE_KEY",
@@ -123,6 +124,7 @@ __all__ = [
     "default_trace_path",
     "describe_unplaceable",
     "eurora",
+    "eurora_fields_by_source",
     "fetch_trace",
     "fit_workload",
     "is_job_table",
@@ -154,3 +156,5 @@ from hpcgym.workloads.eurora import (
     job_class,
     shares,
 )
+from hpcgym.workloads.eurora_sources import SOURCES as EURORA_SOURCES
+from hpcgym.workloads.eurora_sources import fields_by_source as eurora_fields_by_source

@@ -1,9 +1,11 @@
-"""Synthetic workloads: a seeded Eurora job generator calibrated to the published figures.
+"""Synthetic workloads: a seeded Eurora job generator, its duration classes from 001 and 002.
 
 The Eurora PBS logs that Galleguillos et al. (001, MOD 2017) and Borghesi/Galleguillos
 et al. (002, CP 2019) study are not public. :func:`eurora` generates a job table with the
-figures those papers publish, for the Eurora machine preset (``hpcgym machines``), so
-that their studies can be re-run by anyone:
+few figures those papers publish, for the Eurora machine preset (``hpcgym machines``), so
+that their studies can be re-run by anyone. Queue, request, accelerator, memory and
+arrival shares are in neither paper: they are assumptions (hpcgym's issue 10), listed with
+their reasons in :data:`hpcgym.workloads.eurora_sources.SOURCES`:
 
 * **duration classes** (001 section 2, 002 section 5): 93.15 % short (< 1 h); 6.82 %
   medium (1-12 h) and 0.03 % long (> 12 h) in 001's classes, which are at the same time
@@ -11,18 +13,19 @@ that their studies can be re-run by anyone:
   classes, short, 1-5 h, 5-12 h and > 12 h, with shares 93.15, 6.10, 0.72 and 0.03 %, which
   satisfy both papers at once; maximum 24 h (001); long-tailed within each class
   (truncated Pareto levels, 001 Fig. 1);
-* **queues** (the Eurora preset, issue 10): about 50 % ``debug``, 41 % ``parallel``, 6 %
+* **queues** (assumption: the Eurora preset, issue 10; 002 says Eurora had four queues
+  and names none, 001 none either): about 50 % ``debug``, 41 % ``parallel``, 6 %
   ``reservation``, 3 % ``np_longpar`` and a few ``longpar``; a job runs no longer than
   its queue's maximum wall-time, so medium and long jobs go to the queues that allow them;
 * **wall-time requests** (001 section 3, 002 section 5): per job profile, mostly the
   queue's maximum (the queue default on Eurora: "user-supplied values tend to be equal to
   the wall-time of the queue"), otherwise a multiple of the profile's first duration
   rounded up to 15 minutes, never above the queue's maximum;
-* **requests** (issue 10, from the published characterisation): about 95 % of jobs on one
+* **requests** (assumption: issue 10, not in 001 or 002): about 95 % of jobs on one
   node (one chunk), 62 % on one core, 15 % asking for GPUs, 0.6 % for MICs (GPU and MIC
   never in the same chunk: every Eurora node carries one kind); memory per chunk
   proportional to its cores, with noise, at most a node's 16 GB;
-* **arrivals** (issue 10): bursty, median inter-arrival 0 s; jobs come in sessions (a
+* **arrivals** (assumption: issue 10): bursty, median inter-arrival 0 s; jobs come in sessions (a
   user submitting a run of jobs of one profile, most in the same second), sessions arrive
   as a Poisson process; ``load`` divides every inter-arrival time (004 section 3.4);
 * **users and job names** (001 section 3): users own job profiles (name prefix such as
@@ -31,7 +34,7 @@ that their studies can be re-run by anyone:
   ``run_a2``) and the size of the request sometimes change with the shift. This is the temporal locality 001's
   profile predictor (``profile``, alias ``D``) exploits.
 
-Every parameter, and what it is calibrated to, is a field of :class:`EuroraParams`;
+Every parameter, and where it comes from, is a field of :class:`EuroraParams`;
 ``docs/WORKLOADS.md`` lists them with the shares measured on generated jobs.
 
 Not in the papers, chosen here and documented on the fields: the number of users and how
@@ -102,11 +105,12 @@ def _shares(value: object, name: str, length: int | None = None) -> tuple[float,
 
 @dataclass(frozen=True)
 class EuroraParams:
-    """Every parameter of :func:`eurora`, with what it is calibrated to.
+    """Every parameter of :func:`eurora`, with where it comes from (001, 002 or an assumption).
 
-    Shares are fractions of jobs. "issue 10" means the published Eurora characterisation
-    as the hpcgym issue quotes it; "chosen" means no paper gives the figure and the value
-    is this generator's choice.
+    Shares are fractions of jobs. "issue 10" means hpcgym's issue 10, a characterisation
+    of Eurora that is not in 001 or 002: its values are assumptions, as are the "chosen"
+    ones (no paper gives the figure). :data:`hpcgym.workloads.eurora_sources.SOURCES`
+    gives every field's source (001, 002 or assumption) and reason.
 
     Attributes:
         queues: queue names; each must be a queue of the Eurora preset (whose maximum
@@ -670,7 +674,7 @@ def eurora(
         procs=procs,
         procs_source=f"machine {m.name!r}",
         load_factor=load,
-        notes=("synthetic jobs calibrated to the published Eurora figures (hpcgym.workloads.eurora)",),
+        notes=("synthetic jobs: job classes of 001 and 002, other shares assumed (hpcgym.workloads.eurora)",),
     )
     return Workload(
         name="eurora-synthetic",
