@@ -19,7 +19,7 @@ from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.extras import require
 from hpcgym.common.files import read_toml_or_yaml
 from hpcgym.common.report import format_table, to_json
-from hpcgym.common.signals import TERMINATED_EXIT_CODE, Terminated, terminate_as_interrupt
+from hpcgym.common.signals import TERMINATED_EXIT_CODE, terminate_as_interrupt, was_terminated
 from hpcgym.experiments.evaluate.results import vs_reference
 from hpcgym.experiments.sweep.backends import BACKENDS, cluster_cpus
 from hpcgym.experiments.sweep.figures import load_figure, write_figures
@@ -198,12 +198,13 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
 def _interrupted(table: Path, unit: str, err: KeyboardInterrupt) -> int:
     """Ctrl-C or SIGTERM in a sweep: say where the finished ``unit`` are and how to resume;
     exit code 130 (Ctrl-C) or 143 (SIGTERM)."""
-    how = "terminated" if isinstance(err, Terminated) else "interrupted"
+    terminated = was_terminated(err)
     print(
-        f"hpcgym: {how}; finished {unit} are in {table}: run the same command to resume",
+        f"hpcgym: {'terminated' if terminated else 'interrupted'}; finished {unit} are in {table}: "
+        "run the same command to resume",
         file=sys.stderr,
     )
-    return TERMINATED_EXIT_CODE if isinstance(err, Terminated) else 130
+    return TERMINATED_EXIT_CODE if terminated else 130
 
 
 def _report_finished(

@@ -23,10 +23,23 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM arrived while :func:`terminate_as_interrupt` was in force."""
 
 
+_received = threading.Event()
+
+
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
     # a second SIGTERM during the clean-up ends the process the default way
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _received.set()
     raise Terminated(f"terminated by signal {signum} (SIGTERM)")
+
+
+def was_terminated(err: BaseException | None = None) -> bool:
+    """Whether ``err`` is :class:`Terminated`, or SIGTERM arrived in the last :func:`terminate_as_interrupt`.
+
+    Ray turns an exception raised by a signal handler while it waits into a plain
+    :class:`KeyboardInterrupt` of its own; the signal is still known here.
+    """
+    return isinstance(err, Terminated) or _received.is_set()
 
 
 @contextmanager
@@ -40,6 +53,7 @@ def terminate_as_interrupt() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _received.clear()
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         yield

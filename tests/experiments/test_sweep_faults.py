@@ -99,3 +99,19 @@ def test_a_closed_cluster_port_is_an_error_at_once(
     assert main([*args, "--address", "somehost", "-o", str(tmp_path)]) == 2
     assert "give HOST:PORT" in capsys.readouterr().err
     assert not (tmp_path / "results.csv").exists()
+
+
+def test_sigterm_is_known_after_ray_turns_it_into_a_plain_interrupt(
+    late_sigterm_is_harmless: list[int],
+) -> None:
+    from hpcgym.common.signals import was_terminated
+
+    with pytest.raises(KeyboardInterrupt) as caught, terminate_as_interrupt():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler raises in this thread before the sleep ends
+        except Terminated:
+            raise KeyboardInterrupt from None  # what Ray's wait does with it
+    assert not isinstance(caught.value, Terminated) and was_terminated(caught.value)
+    with terminate_as_interrupt():
+        assert not was_terminated()  # a new block starts afresh
