@@ -386,3 +386,30 @@ def test_the_default_makespan_starts_at_the_first_submit():
     by_resource = resource_utilization(schedule)["by_resource"]
     assert by_resource == {"cores": pytest.approx(0.75), "gpus": pytest.approx(1.0)}
     assert resource_utilization(schedule, 200.0)["by_resource"]["gpus"] == pytest.approx(0.5)
+
+
+def test_a_single_job_ending_after_the_only_arrival_is_not_steady_state():
+    assert steady_state_mask(np.array([0.0]), np.array([10.0])).tolist() == [False]
+    assert steady_state_mask(np.array([0.0]), np.array([0.0])).tolist() == [True]
+
+
+def test_a_queue_window_ending_before_the_last_start_runs_to_it():
+    submit, start = np.array([0.0, 0.0]), np.array([0.0, 10.0])
+    # one job waits [0, 10): the window runs to the last start whatever ``until`` says
+    assert queue_length_distribution(submit, start, until=5.0) == queue_length_distribution(submit, start)
+    assert queue_length_distribution(submit, start)["mean"] == 1.0
+
+
+def test_an_empty_set_of_jobs_averages_to_nan_without_numpy_warnings():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = job_metrics(np.array([]), np.array([]))
+    assert m["jobs"] == 0 and all(math.isnan(m[k]) for k in ("mean_wait_s", "mean_slowdown", "mean_bsld"))
+
+
+def test_a_makespan_under_a_second_still_measures_utilization():
+    schedule, resource_utilization = _gpu_run(0.0)
+    by_resource = resource_utilization(schedule, 0.5)["by_resource"]
+    assert by_resource == {"cores": pytest.approx(150.0), "gpus": pytest.approx(200.0)}
