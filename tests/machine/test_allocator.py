@@ -261,3 +261,9 @@ def test_take_checked_refuses_the_node_index_one_past_the_last():
     assert take_checked(m, free, np.array([1]), np.array([0, 2])) == -2
     assert take_checked(m, free, np.array([1]), np.array([2])) == -1
     assert free.tolist() == [[4], [4]]
+
+
+def test_best_fit_orders_a_machine_of_two_nodes():
+    m = nodes([[8], [8]], policy=BEST_FIT)
+    assert placed(m, [[8], [4]], 1, [4]) == [1]  # node 1 is left with nothing: the best fit
+    assert placed(nodes([[8], [8]]), [[8], [4]], 1, [4]) == [0]
