@@ -40,7 +40,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +138,7 @@ def run_trial(trial: Trial, out: str | os.PathLike[str]) -> list[dict[str, Any]]
 
 
 # ---------------------------------------------------------------------------- backends
-def _local(trials: Sequence[Trial], out: Path, processes: int) -> Iterator[list[dict[str, Any]]]:
+def _local(trials: Sequence[Trial], out: Path, processes: int) -> Generator[list[dict[str, Any]], None, None]:
     """Each trial's rows as it finishes, on ``processes`` spawned workers (1: in this process).
 
     Spawned, not forked: a worker never inherits torch's or numba's threads of this process.
@@ -273,7 +273,7 @@ def _tune(
             if own:
                 raise TrialError(
                     f"{len(own)} of {len(trials)} training trial(s) failed on Ray Tune; the first "
-                    f"({own[0].path}): {own[0].metrics[TRIAL_ERROR]}; the finished trials are in the "
+                    f"({own[0].path}): {(own[0].metrics or {})[TRIAL_ERROR]}; the finished trials are in the "
                     "table: fix and run again"
                 )
             lost = [r for r in results if r.error is not None]
