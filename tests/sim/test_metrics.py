@@ -413,3 +413,12 @@ def test_a_makespan_under_a_second_still_measures_utilization():
     schedule, resource_utilization = _gpu_run(0.0)
     by_resource = resource_utilization(schedule, 0.5)["by_resource"]
     assert by_resource == {"cores": pytest.approx(150.0), "gpus": pytest.approx(200.0)}
+
+
+def test_queue_length_series_is_one_step_per_instant():
+    from hpcgym.sim.metrics import queue_length_series
+
+    submit = np.array([0.0, 0.0, 5.0, 7.0])
+    start = np.array([0.0, 10.0, 10.0, np.nan])  # the last job never starts: left out
+    times, lengths = queue_length_series(submit, start)
+    assert times.tolist() == [0.0, 5.0, 10.0] and lengths.tolist() == [1.0, 2.0, 0.0]
