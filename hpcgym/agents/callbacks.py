@@ -175,14 +175,15 @@ class Checkpoints(BaseCallback):
 
 
 class ProgressBar(BaseCallback):
-    """A tqdm progress bar of the timesteps (on stderr)."""
+    """A tqdm progress bar of the timesteps on stderr, drawn only when stderr is a terminal
+    (a log file would fill with carriage-return redraws)."""
 
     def __init__(self, total: int) -> None:
         super().__init__()
         self._total = total
 
     def _on_training_start(self) -> None:
-        self.bar = tqdm(total=self._total, unit="step", desc="training", dynamic_ncols=True)
+        self.bar = tqdm(total=self._total, unit="step", desc="training", dynamic_ncols=True, disable=None)
 
     def _on_step(self) -> bool:
         self.bar.update(self.num_timesteps - self.bar.n)

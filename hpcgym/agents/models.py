@@ -32,6 +32,7 @@ from typing import Any
 import hpcgym
 from hpcgym.agents.common import TrainArgs
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.files import atomic_path
 from hpcgym.common.report import json_ready, to_json
 
 METADATA_MEMBER = "hpcgym.json"
@@ -146,9 +147,10 @@ def save_model(model: Any, path: str | os.PathLike[str], metadata: Mapping[str, 
     if p.suffix != ".zip":
         p = p.with_name(p.name + ".zip")
     p.parent.mkdir(parents=True, exist_ok=True)
-    model.save(p)
-    with zipfile.ZipFile(p, "a") as z:
-        z.writestr(METADATA_MEMBER, to_json(dict(metadata)))
+    with atomic_path(p) as tmp:  # a kill mid-save leaves the earlier model whole
+        model.save(tmp)
+        with zipfile.ZipFile(tmp, "a") as z:
+            z.writestr(METADATA_MEMBER, to_json(dict(metadata)))
     return p
 
 

@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     for name, path in _model_names(args.model).items():
         if name in policies:
             raise InvalidConfigError(f"--model {path}: its name {name!r} is also a policy of --policies")
-        policies[name] = path
+        policies[name] = Path(path)  # a path object: always read as a model file
     env_kwargs = {
         k: v for k, v in (("window_size", args.window_size), ("backfill", args.backfill)) if v is not None
     }

@@ -17,6 +17,7 @@ import numpy as np
 from hpcgym.baselines import MODES, WAIT_PREDICTORS, MoldingConfig, over_seeds, run_managed
 from hpcgym.cli._common import add_trace_arguments, load_trace
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.files import write_text_atomic
 from hpcgym.common.report import format_table, to_json, write_csv
 
 HELP = "job molding and delayed submission in front of EASY (003 Tables VIII, IX)"
@@ -135,10 +136,10 @@ def run(args: argparse.Namespace) -> int:
     shown = [{**row, "seed": row["config"]["seed"]} for row in fulls]
     print(format_table(shown, columns, notes))
     if args.json is not None:
-        args.json.write_text(to_json(out))
+        write_text_atomic(args.json, to_json(out))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "summary.json").write_text(to_json(out))
+        write_text_atomic(args.out / "summary.json", to_json(out))
         keys = ["seed", *results[0].table()] if len(results) > 1 else list(results[0].table())
         table_rows = []
         for r in results:

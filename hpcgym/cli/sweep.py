@@ -17,7 +17,7 @@ from typing import Any
 
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.extras import require
-from hpcgym.common.files import read_toml_or_yaml
+from hpcgym.common.files import atomic_path, read_toml_or_yaml
 from hpcgym.common.report import format_table, to_json
 from hpcgym.common.signals import TERMINATED_EXIT_CODE, terminate_as_interrupt, was_terminated
 from hpcgym.experiments.evaluate.results import vs_reference
@@ -258,7 +258,9 @@ def run(args: argparse.Namespace) -> int:
         written.append(out / "results.parquet")
     if args.plot is not None and result.rows:
         title = f"{spec.name}: wait and bounded slowdown against offered load"
-        load_figure(result.rows, title=title).savefig(args.plot, dpi=100)
+        fig = load_figure(result.rows, title=title)
+        with atomic_path(args.plot) as tmp:
+            fig.savefig(tmp, dpi=100)
         written.append(args.plot)
     if _report_finished(args, spec.name, "runs", result, table, written):
         _print_table(result.rows)

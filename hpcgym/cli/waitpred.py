@@ -15,6 +15,7 @@ from typing import Any
 
 from hpcgym.cli._common import load_trace
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.files import write_text_atomic
 from hpcgym.common.report import format_table, json_ready, to_json, write_csv
 from hpcgym.predict import (
     METHODS,
@@ -138,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  AAE [h] {c['a']} / {c['b']} on the jobs of each APQ model: " + "; ".join(parts))
     if args.json is not None:
         full = [{**row, "tuning": r.tuning} for row, r in zip(rows, results, strict=True)]
-        args.json.write_text(
+        write_text_atomic(
+            args.json,
             to_json(
                 {
                     "trace": state.name,
@@ -146,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
                     "rows": full,
                     "comparisons": comparisons,
                 }
-            )
+            ),
         )
     if args.csv is not None:
         write_csv(args.csv, rows, CSV)

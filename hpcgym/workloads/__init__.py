@@ -67,6 +67,7 @@ from hpcgym.workloads.swf_header import (
 )
 from hpcgym.workloads.workload import (
     DROP_NO_RESOURCE,
+    DROP_REPEATED_ID,
     DROP_RUNTIME,
     DROP_TOO_LARGE,
     MAX_PROCS,
@@ -92,12 +93,14 @@ __all__ = [
     "DROP_PARTITION",
     "DROP_PENDING",
     "DROP_QUEUE",
+    "DROP_REPEATED_ID",
     "DROP_RUNNING",
     "DROP_RUNTIME",
     "DROP_SIZE",
     "DROP_TOO_LARGE",
     "DROP_ZERO_RUNTIME",
     "ENV_TRACES",
+    "EURORA_MAX_JOBS",
     "KNOWN_MACHINES",
     "LOG_COLUMNS",
     "MACHINE_SOURCE_KEY",
@@ -149,6 +152,7 @@ __all__ = [
 
 from hpcgym.workloads.eurora import (
     CLASS_NAMES,
+    EURORA_MAX_JOBS,
     EuroraParams,
     eurora,
     job_class,

@@ -91,6 +91,13 @@ def load_model(path: str | os.PathLike[str]) -> Any:
     from hpcgym.common.extras import require
 
     p = Path(path)
+    if p.is_dir():
+        inside = sorted(q.name for q in p.glob("*.zip"))[:5]
+        hint = f" (it holds {', '.join(inside)})" if inside else ""
+        raise InvalidConfigError(
+            f"model {p}: is a folder; give a saved model file (.zip) in it{hint}, e.g. "
+            f"{p / (inside[0] if inside else 'best_model.zip')}"
+        )
     if not p.is_file():
         raise InvalidConfigError(f"model: no such file {p}")
     maskable = _model_is_maskable(p)
@@ -107,7 +114,10 @@ def load_model(path: str | os.PathLike[str]) -> Any:
 def _candidate(policy: Any, name: str | None, predictor: str | None) -> Candidate:
     if isinstance(policy, (str, os.PathLike)):
         text = os.fspath(policy)
-        if text.endswith(".zip") or (os.sep in text and Path(text).exists()):
+        # A path object is always a model (``hpcgym evaluate --model`` passes them so, and a
+        # folder named like a preset must not become the preset); a string is one when it
+        # looks like a file path.
+        if not isinstance(policy, str) or text.endswith(".zip") or (os.sep in text and Path(text).exists()):
             from hpcgym.agents.models import read_metadata
 
             model = load_model(text)

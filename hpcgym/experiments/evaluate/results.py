@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from hpcgym.common.files import atomic_path, write_text_atomic
 from hpcgym.common.report import format_table, to_json, write_csv
 from hpcgym.common.stats import paired_difference_ci
 from hpcgym.experiments.evaluate.policies import Candidate
@@ -133,13 +134,14 @@ class Evaluation:
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
         files = [d / "evaluation.json", d / "summary.csv", d / "windows.csv"]
-        files[0].write_text(self.to_json() + "\n")
+        write_text_atomic(files[0], self.to_json() + "\n")
         write_csv(files[1], self.summary, SUMMARY_CSV)
         write_csv(files[2], self.window_rows(), WINDOW_CSV)
         if plots:
             files += [d / f"{name}.png" for name in FIGURES]
-            self.box_figure().savefig(files[3], dpi=100)
-            self.paired_figure().savefig(files[4], dpi=100)
+            for fig, path in ((self.box_figure(), files[3]), (self.paired_figure(), files[4])):
+                with atomic_path(path) as tmp:
+                    fig.savefig(tmp, dpi=100)
         return files
 
     def _spread(self, values: Sequence[float]) -> bool:

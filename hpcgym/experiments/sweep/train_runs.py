@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import json
 import os
 import sys
@@ -45,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from hpcgym.common.errors import TrialError
+from hpcgym.common.files import write_text_atomic
 from hpcgym.experiments.sweep.backends import check_address, check_run_options, pool_results, start_ray
 from hpcgym.experiments.sweep.running import SweepResult, progress_bar
 from hpcgym.experiments.sweep.table import ResultsTable, read_results
@@ -304,8 +306,9 @@ def _open_table(spec: TrainSweepSpec, path: Path) -> ResultsTable:
 
         with open(path, newline="") as fh:
             lines = list(csv.reader(fh))
-        with open(path, "w", newline="") as fh:
-            csv.writer(fh).writerows([lines[0], *(c for c in lines[1:] if c[0] not in partial)])
+        text = io.StringIO(newline="")
+        csv.writer(text).writerows([lines[0], *(c for c in lines[1:] if c[0] not in partial)])
+        write_text_atomic(path, text.getvalue())
         table = ResultsTable(path, cols, _parse_cell)
     return table
 
