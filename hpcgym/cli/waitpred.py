@@ -17,6 +17,7 @@ from hpcgym.cli._common import load_trace
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.files import write_text_atomic
 from hpcgym.common.report import format_table, json_ready, to_json, write_csv
+from hpcgym.common.stats import interval_text
 from hpcgym.predict import (
     METHODS,
     LogState,
@@ -129,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
     for c in comparisons:
         print(
             f"{c['a']} - {c['b']}: AAE {c['aae_difference_hours']:+.2f} h, 95 % CI "
-            f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}] over {c['blocks']} blocks of consecutive test jobs"
+            f"{interval_text(c['ci_low'], c['ci_high'], why='one block')} over {c['blocks']} blocks of "
+            "consecutive test jobs"
         )
         if c.get("by_case"):
             parts = (

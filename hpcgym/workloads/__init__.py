@@ -15,6 +15,7 @@ from hpcgym.workloads.catalogue import (
 )
 from hpcgym.workloads.conversion import ConversionReport
 from hpcgym.workloads.fit import describe_unplaceable, fit_workload
+from hpcgym.workloads.identity import content_sha256, job_keys
 from hpcgym.workloads.jobtable import (
     DROP_CHUNK,
     DROP_CHUNKS,
@@ -123,6 +124,7 @@ __all__ = [
     "catalogue_rows",
     "check_partitions",
     "check_procs",
+    "content_sha256",
     "default_trace_path",
     "describe_unplaceable",
     "eurora",
@@ -131,6 +133,7 @@ __all__ = [
     "is_job_table",
     "is_sacct_log",
     "job_class",
+    "job_keys",
     "known_machine",
     "load_catalogue",
     "load_default",

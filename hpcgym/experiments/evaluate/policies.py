@@ -147,18 +147,22 @@ def _candidate(policy: Any, name: str | None, predictor: str | None) -> Candidat
 
 
 def candidates(
-    policies: Sequence[Any] | Mapping[str, Any], reference: str, predictor: str | None
+    policies: Sequence[Any] | Mapping[str, Any], reference: str | None, predictor: str | None
 ) -> list[Candidate]:
     """The policies as :class:`Candidate` objects, the reference preset added last if missing.
+
+    ``reference=None``: none is added (``--reference best`` picks one of the policies).
 
     Raises:
         InvalidConfigError: two policies share a name, or a policy is not usable.
     """
     items = list(policies.items()) if isinstance(policies, Mapping) else [(None, p) for p in policies]
     out = [_candidate(p, n, predictor) for n, p in items]
-    ref = resolve_policy_name(reference)
+    ref = None if reference is None else resolve_policy_name(reference)
     same = [c for c in out if c.name == ref]
-    if not same:
+    if ref is None:
+        pass
+    elif not same:
         out.append(_candidate(ref, None, predictor))
     elif same[0].preset != ref:
         raise InvalidConfigError(
