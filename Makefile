@@ -9,7 +9,7 @@ FULL_STAMP := $(VENV)/.installed-all
 # Every optional extra of pyproject.toml (rl, plot, dev, ...), read from the file so a new one is included.
 EXTRAS = $(shell $(PY) -c "import tomllib; print(','.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']))")
 
-.PHONY: demo test long-test rllib-test bench lint clean
+.PHONY: demo test long-test rllib-test bench mutation lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,13 @@ bench: $(FULL_STAMP)
 	$(PY) benchmarks/run.py
 	# EASY on SDSC-SP2 and env steps/s against the commit the golden schedules were recorded at
 	$(PY) benchmarks/ab.py --base-from tests/golden/schedules.json --check
+
+# Mutation testing (Cosmic Ray, the mutation extra) of sim/metrics.py, machine/allocator.py and
+# the engine's kernels with numba's JIT off, each module against its own tests only
+# (benchmarks/mutation.py). Every mutant is a test run: hours on 2 cores. A seeded sample
+# instead: make mutation MUTATION_ARGS="--target metrics --target allocator --sample 40".
+mutation: $(FULL_STAMP)
+	$(PY) benchmarks/mutation.py $(MUTATION_ARGS)
 
 lint: $(FULL_STAMP)
 	$(VENV)/bin/ruff check hpcgym tests benchmarks

@@ -230,8 +230,6 @@ def test_example_runs(block: Block, workdir: Path, monkeypatch: pytest.MonkeyPat
             _skip_unless_extras_installed("import sb3_contrib")
         if "--plot" in argv or argv[:2] == ["hpcgym", "plot"]:
             _skip_unless_extras_installed("import matplotlib")
-        if "benchmarks/run.py" in argv and not TRACES.is_dir():
-            pytest.skip(f"benchmarks/run.py needs the development traces ({TRACES.name}), absent here")
     for argv in runs:
         if _in_process(argv):
             result = _run_in_process(argv, workdir, monkeypatch, env)

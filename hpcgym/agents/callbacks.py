@@ -146,9 +146,13 @@ class Validation(BaseCallback):
         }
         self.history.append(json_ready(row))
         self._last = self.num_timesteps
-        self.logger.record("eval/mean_bsld", row["mean_bsld"])
-        self.logger.record("eval/easy_mean_bsld", self.easy_mean_bsld)
-        self.logger.record("eval/invalid_action_rate", row["invalid_rate"])
+        self._log_now(
+            {
+                "eval/mean_bsld": row["mean_bsld"],
+                "eval/easy_mean_bsld": self.easy_mean_bsld,
+                "eval/invalid_action_rate": row["invalid_rate"],
+            }
+        )
         if row["mean_bsld"] < self.best:
             self.best = row["mean_bsld"]
             self._save_best(self.model)
@@ -156,6 +160,25 @@ class Validation(BaseCallback):
         for listener in list(_VALIDATION_LISTENERS):
             listener(self.history[-1])
         return row
+
+    def _log_now(self, scalars: dict[str, Any]) -> None:
+        """Log a validation at its own step.
+
+        stable-baselines3's logger writes what is recorded at the next rollout's end, under
+        that step: a validation at 10,000 steps showed in TensorBoard at 10,240, and the last
+        one, at the end of training, never. TensorBoard gets the values at once, at the
+        validation's step (as ``training.json`` has them); the other outputs (stdout, CSV)
+        keep the rollout rows.
+        """
+        from stable_baselines3.common.logger import TensorBoardOutputFormat
+
+        boards = [f for f in self.logger.output_formats if isinstance(f, TensorBoardOutputFormat)]
+        for key, value in scalars.items():
+            self.logger.record(key, value, exclude=("tensorboard",))
+        for board in boards:
+            for key, value in scalars.items():
+                board.writer.add_scalar(key, value, self.num_timesteps)
+            board.writer.flush()
 
 
 class Checkpoints(BaseCallback):
@@ -175,14 +198,15 @@ class Checkpoints(BaseCallback):
 
 
 class ProgressBar(BaseCallback):
-    """A tqdm progress bar of the timesteps (on stderr)."""
+    """A tqdm progress bar of the timesteps on stderr, drawn only when stderr is a terminal
+    (a log file would fill with carriage-return redraws)."""
 
     def __init__(self, total: int) -> None:
         super().__init__()
         self._total = total
 
     def _on_training_start(self) -> None:
-        self.bar = tqdm(total=self._total, unit="step", desc="training", dynamic_ncols=True)
+        self.bar = tqdm(total=self._total, unit="step", desc="training", dynamic_ncols=True, disable=None)
 
     def _on_step(self) -> bool:
         self.bar.update(self.num_timesteps - self.bar.n)

@@ -14,6 +14,16 @@ argument resolved, including the observation parts shown and the backfill mode),
 training arguments, and the hpcgym version and git commit that made it, with the versions
 of Python, numpy, gymnasium, torch and stable-baselines3. One file carries everything, so
 a model cannot lose its configuration on the way to another machine.
+
+**The trace it learned from** (:func:`trace_provenance`, under ``env``): besides the trace's
+path, name and job count, its content hash (``trace_sha256``,
+:func:`hpcgym.workloads.content_sha256`), the job ranges of its splits (``splits``: for
+train, validation and test, the job indices ``[first, stop)`` and the first and last SWF
+job numbers) and ``fingerprint``, every 64th job's number and key
+(:func:`hpcgym.workloads.job_keys`). ``hpcgym evaluate`` uses them to tell whether its
+windows hold jobs the model was trained or validated on, also on a cut or re-read copy of
+the trace (:mod:`hpcgym.experiments.evaluate.provenance`). Models saved before these fields
+existed get them from :func:`add_trace_provenance`, which rewrites only the metadata member.
 """
 
 from __future__ import annotations
@@ -24,19 +34,26 @@ import json
 import os
 import platform
 import subprocess
+import tempfile
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 import hpcgym
 from hpcgym.agents.common import TrainArgs
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.files import atomic_path
 from hpcgym.common.report import json_ready, to_json
+from hpcgym.workloads import Workload, content_sha256, job_keys
 
 METADATA_MEMBER = "hpcgym.json"
 """Name of the metadata member inside a saved model's ``.zip``."""
 METADATA_FORMAT = "hpcgym-model/1"
+FINGERPRINT_EVERY = 64
+"""Every how many jobs of the training trace the metadata's ``fingerprint`` samples one."""
 
 EVALUATION_OWNS = (
     "trace",
@@ -117,6 +134,7 @@ def model_metadata(algorithm: str, args: TrainArgs, env: Any) -> dict[str, Any]:
     kwargs["machine"] = machine if machine is None or isinstance(machine, str) else machine.name
     kwargs["observations"] = list(base.observation_space.spaces)
     trace = kwargs.pop("trace")
+    provenance = trace_provenance(base.trace, tuple(kwargs["split_fractions"]), kwargs.get("job_range"))
     commit, dirty = git_commit()
     return json_ready(
         {
@@ -133,6 +151,7 @@ def model_metadata(algorithm: str, args: TrainArgs, env: Any) -> dict[str, Any]:
                 "trace": trace if trace is None or isinstance(trace, str) else None,
                 "trace_name": base.trace.name,
                 "trace_jobs": len(base.trace),
+                **provenance,
                 "kwargs": kwargs,
             },
             "training": dataclasses.asdict(args),
@@ -146,9 +165,10 @@ def save_model(model: Any, path: str | os.PathLike[str], metadata: Mapping[str, 
     if p.suffix != ".zip":
         p = p.with_name(p.name + ".zip")
     p.parent.mkdir(parents=True, exist_ok=True)
-    model.save(p)
-    with zipfile.ZipFile(p, "a") as z:
-        z.writestr(METADATA_MEMBER, to_json(dict(metadata)))
+    with atomic_path(p) as tmp:  # a kill mid-save leaves the earlier model whole
+        model.save(tmp)
+        with zipfile.ZipFile(tmp, "a") as z:
+            z.writestr(METADATA_MEMBER, to_json(dict(metadata)), compress_type=zipfile.ZIP_DEFLATED)
     return p
 
 
@@ -182,3 +202,91 @@ def evaluation_env_kwargs(metadata: Mapping[str, Any]) -> dict[str, Any]:
     """
     kwargs = metadata["env"]["kwargs"]
     return {k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items() if k not in EVALUATION_OWNS}
+
+
+def trace_provenance(
+    trace: Workload,
+    split_fractions: tuple[float, float, float],
+    job_range: tuple[int, int] | list[int] | None = None,
+) -> dict[str, Any]:
+    """What a model's metadata records of its training trace, beside its path and name.
+
+    Returns:
+        ``trace_sha256`` (the content hash), ``splits`` (``train`` / ``validation`` /
+        ``test``: ``jobs``, the indices ``[first, stop)``, and ``job_ids``, the first and
+        last SWF job numbers; ``train`` is ``job_range`` when the model was trained on
+        one), ``job_ids_increasing`` (whether job numbers grow with the index, so that a
+        split is a range of job numbers) and ``fingerprint`` (``every``, ``job_id`` and
+        ``key``: every :data:`FINGERPRINT_EVERY`-th job's number and key).
+    """
+    from hpcgym.env import episodes
+
+    n = len(trace)
+    ids = np.asarray(trace.job_id, dtype=np.int64)
+    splits = {}
+    for split in ("train", "validation", "test"):
+        rng = (int(job_range[0]), int(job_range[1])) if split == "train" and job_range is not None else None
+        lo, hi = episodes.split_range(n, split, split_fractions, rng)
+        splits[split] = {"jobs": [lo, hi], "job_ids": [int(ids[lo]), int(ids[hi - 1])]}
+    sample = np.arange(0, n, FINGERPRINT_EVERY)
+    return {
+        "trace_sha256": content_sha256(trace),
+        "splits": splits,
+        "job_ids_increasing": bool(np.all(np.diff(ids) > 0)),
+        "fingerprint": {
+            "every": FINGERPRINT_EVERY,
+            "job_id": ids[sample].tolist(),
+            "key": job_keys(trace)[sample].tolist(),
+        },
+    }
+
+
+def add_trace_provenance(path: str | os.PathLike[str], trace: Workload) -> dict[str, Any]:
+    """Add :func:`trace_provenance` to the metadata of a model saved before it existed.
+
+    Only the ``hpcgym.json`` member changes: the weights and every other member are copied
+    byte for byte, so the model acts as before. The file is rewritten through a temporary
+    file in its folder, renamed into place.
+
+    Args:
+        path: the saved model.
+        trace: its training trace, read as the model's environment read it (the
+            recorded path, machine and procs).
+
+    Returns:
+        The new metadata.
+
+    Raises:
+        InvalidConfigError: the model has no hpcgym metadata, or ``trace`` is not the trace
+            it records (another name or job count).
+    """
+    p = Path(path)
+    meta = read_metadata(p)
+    if meta is None:
+        raise InvalidConfigError(f"model {p}: no {METADATA_MEMBER}; it was not saved by hpcgym train")
+    env = meta["env"]
+    if (trace.name, len(trace)) != (env["trace_name"], env["trace_jobs"]):
+        raise InvalidConfigError(
+            f"model {p}: trained on {env['trace_name']} ({env['trace_jobs']} jobs), "
+            f"not {trace.name} ({len(trace)} jobs)"
+        )
+    kwargs = env["kwargs"]
+    provenance = trace_provenance(trace, tuple(kwargs["split_fractions"]), kwargs.get("job_range"))
+    new_env = {k: v for k, v in env.items() if k != "kwargs"} | provenance | {"kwargs": kwargs}
+    meta = json_ready({**meta, "env": new_env})
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    os.close(fd)
+    try:
+        with zipfile.ZipFile(p) as src, zipfile.ZipFile(tmp, "w") as dst:
+            for info in src.infolist():
+                if info.filename == METADATA_MEMBER:
+                    info.compress_type = zipfile.ZIP_DEFLATED
+                    dst.writestr(info, to_json(dict(meta)))
+                else:
+                    dst.writestr(info, src.read(info))
+        os.chmod(tmp, p.stat().st_mode & 0o7777)
+        os.replace(tmp, p)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return meta

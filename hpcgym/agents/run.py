@@ -17,6 +17,7 @@ from typing import Any
 from hpcgym.agents.common import TrainArgs, make_env, make_vec_env, seed_everything
 from hpcgym.agents.models import model_metadata, save_model
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.files import write_text_atomic
 from hpcgym.common.report import json_ready, to_json
 
 
@@ -179,7 +180,7 @@ class Run:
             validation_seconds=self.validation.seconds,
             vec_env=type(self.venv).__name__,
         )
-        (self.out / "training.json").write_text(to_json(result.summary()) + "\n")
+        write_text_atomic(self.out / "training.json", to_json(result.summary()) + "\n")
         self.venv.close()
         return result
 

@@ -7,6 +7,7 @@ choices are hpcgym's. OR-Tools is imported only when a model is solved.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,11 +28,21 @@ class SolveLog:
             ``OPTIMAL_HINT`` and shrunk-horizon ``INFEASIBLE``).
         restarts: solves after the first of a decision.
         improved: solves whose solution is cheaper than the hint they started from.
+        timeouts: decisions whose solution came from a solve that hit its time limit
+            (status ``FEASIBLE``: a solution, not proven optimal).
+        model_s: wall-clock seconds spent building CP-SAT models (variables, constraints,
+            hints), summed over the calls of :func:`solve_model`.
+        solver_s: wall-clock seconds inside ``CpSolver.solve``, summed over every solve.
+        solves: calls of :func:`solve_model` (decisions that reached the solver).
     """
 
     status: dict[str, int] = field(default_factory=dict)
     restarts: int = 0
     improved: int = 0
+    timeouts: int = 0
+    model_s: float = 0.0
+    solver_s: float = 0.0
+    solves: int = 0
 
     def count(self, status: str) -> None:
         self.status[status] = self.status.get(status, 0) + 1
@@ -89,6 +100,9 @@ def solve_model(
     """
     from ortools.sat.python import cp_model
 
+    # the model-building and solving clocks start after the import (a one-off delay)
+    t_model = time.perf_counter()
+    log.solves += 1
     n_jobs = len(p.jobs)
     n_model = int((p.fixed < 0).sum())
     n_nodes, n_units = p.capacity.shape
@@ -170,6 +184,7 @@ def solve_model(
     prm.cp_model_presolve = settings.presolve
     if settings.search == "strategy":
         prm.search_branching = cp_model.FIXED_SEARCH
+    log.model_s += time.perf_counter() - t_model
     limit = float(settings.delta)
     stale = 0
     first = True
@@ -181,10 +196,13 @@ def solve_model(
         if not first:
             log.restarts += 1
         first = False
+        t_solve = time.perf_counter()
         status = solver.solve(model)
+        log.solver_s += time.perf_counter() - t_solve
         sname = solver.status_name(status)
         log.count(sname)
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            log.timeouts += status == cp_model.FEASIBLE
             if hint is not None and solver.objective_value < objective_value(p, hint[0], w, offset):
                 log.improved += 1
             start = np.array([solver.value(s) for s in starts], dtype=np.int64)

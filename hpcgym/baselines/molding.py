@@ -305,7 +305,7 @@ def run_managed(
     Args:
         workload: the trace (its first ``history + jobs`` jobs are simulated).
         config: what the manager does (:class:`MoldingConfig`).
-        progress: a progress bar over the managed jobs on stderr.
+        progress: a progress bar over the managed jobs on stderr, when stderr is a terminal.
 
     Raises:
         InvalidConfigError: the trace has no managed job (``history`` is too large).
@@ -342,7 +342,7 @@ def run_managed(
         unit="job",
         file=sys.stderr,
         leave=False,
-        disable=not progress,
+        disable=None if progress else True,  # None: drawn only when stderr is a terminal
     ) as bar:
         while nexts < n or held:
             t = min(orig_submit[nexts] if nexts < n else np.inf, release)

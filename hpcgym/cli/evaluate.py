@@ -58,15 +58,28 @@ def configure(p: argparse.ArgumentParser) -> None:
         "jobs, ...; see docs/EVALUATION.md) (default: the protocol's, else hpcgym)",
     )
     p.add_argument(
-        "--window-jobs", type=int, default=None, help="jobs per window (default 1024, or the protocol's)"
+        "--window-jobs",
+        type=int,
+        default=None,
+        help="jobs per window (default 1024, shorter where the split would hold fewer than 20 windows, "
+        "not under 128; or the protocol's)",
     )
     p.add_argument(
-        "--windows", type=int, default=None, help="number of windows (default: as many as the split holds)"
+        "--windows",
+        type=int,
+        default=None,
+        help="number of windows (default: as many as the split holds; below 20 the intervals are "
+        "reported as approximate)",
     )
     p.add_argument("--warm-start", action="store_true", help="start each window in a full replay's state")
     p.add_argument("--warm-policy", default="easy", help="preset of the warm-start replay (default easy)")
     p.add_argument("--predictor", default=None, help="plan with this predictor instead of each preset's own")
-    p.add_argument("--reference", default="easy", help="preset of the paired differences (default easy)")
+    p.add_argument(
+        "--reference",
+        default="easy",
+        help="preset of the paired differences, or best: the --policies heuristic with the lowest mean "
+        "bsld on the validation split (the best on the evaluated windows is shown beside it) (default easy)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence level (default 0.95)")
     p.add_argument("--resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
@@ -110,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
     for name, path in _model_names(args.model).items():
         if name in policies:
             raise InvalidConfigError(f"--model {path}: its name {name!r} is also a policy of --policies")
-        policies[name] = path
+        policies[name] = Path(path)  # a path object: always read as a model file
     env_kwargs = {
         k: v for k, v in (("window_size", args.window_size), ("backfill", args.backfill)) if v is not None
     }

@@ -12,7 +12,14 @@ from pathlib import Path
 
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.predict import prediction_mae_minutes
-from hpcgym.workloads import TABLE_SUFFIXES, eurora, eurora_fields_by_source, shares, write_jobs
+from hpcgym.workloads import (
+    EURORA_MAX_JOBS,
+    TABLE_SUFFIXES,
+    eurora,
+    eurora_fields_by_source,
+    shares,
+    write_jobs,
+)
 
 HELP = "generate a synthetic job table (eurora: job classes of 001 and 002, other shares assumed)"
 
@@ -62,6 +69,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if isinstance(args.jobs, int) and args.jobs < 1:
         raise InvalidConfigError(f"--jobs must be >= 1, got {args.jobs}")
+    if isinstance(args.jobs, int) and args.jobs > EURORA_MAX_JOBS:
+        raise InvalidConfigError(f"--jobs must be at most {EURORA_MAX_JOBS:,}, got {args.jobs:,}")
     if args.seed < 0:
         raise InvalidConfigError(f"--seed must be >= 0, got {args.seed}")
     if not (math.isfinite(args.load) and args.load > 0):

@@ -17,7 +17,9 @@ import numpy as np
 from hpcgym.baselines import MODES, RUNTIME_MODELS, WAIT_PREDICTORS, MoldingConfig, over_seeds, run_managed
 from hpcgym.cli._common import add_trace_arguments, load_trace
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.files import write_text_atomic
 from hpcgym.common.report import format_table, to_json, write_csv
+from hpcgym.common.stats import interval_text
 
 HELP = "job molding and delayed submission in front of EASY (003 Tables VIII, IX)"
 
@@ -144,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
         if c is not None:
             notes.append(
                 f"{seed}managed - EASY mean response: {c['response_difference_min']:+.1f} min, 95 % CI "
-                f"[{c['ci_low']:+.1f}, {c['ci_high']:+.1f}] over {c['blocks']} blocks of consecutive jobs"
+                f"{interval_text(c['ci_low'], c['ci_high'], '+.1f', why='one block')} over "
+                f"{_blocks(c['blocks'])} of consecutive jobs"
             )
     if fulls[0]["jobs_dropped"]:
         notes.append(f"{fulls[0]['jobs_dropped']:,} jobs dropped by the trace reader (see the load report)")
@@ -157,18 +160,18 @@ def run(args: argparse.Namespace) -> int:
         if both is not None:
             notes.append(
                 f"over seeds {', '.join(map(str, both['seeds']))}: managed - EASY mean response "
-                f"{both['response_difference_min']:+.1f} min, 95 % CI [{both['ci_low']:+.1f}, "
-                f"{both['ci_high']:+.1f}] over {both['blocks']} blocks (each block's managed mean "
-                "averaged over the seeds)"
+                f"{both['response_difference_min']:+.1f} min, 95 % CI "
+                f"{interval_text(both['ci_low'], both['ci_high'], '+.1f', why='one block')} over "
+                f"{_blocks(both['blocks'])} (each block's managed mean averaged over the seeds)"
             )
     columns = TABLE if len(results) == 1 else [*TABLE[:2], ("seed", "seed", "d"), *TABLE[2:]]
     shown = [{**row, "seed": row["config"]["seed"]} for row in fulls]
     print(format_table(shown, columns, notes))
     if args.json is not None:
-        args.json.write_text(to_json(out))
+        write_text_atomic(args.json, to_json(out))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "summary.json").write_text(to_json(out))
+        write_text_atomic(args.out / "summary.json", to_json(out))
         keys = ["seed", *results[0].table()] if len(results) > 1 else list(results[0].table())
         table_rows = []
         for r in results:
@@ -181,3 +184,8 @@ def run(args: argparse.Namespace) -> int:
             ]
         write_csv(args.out / "jobs.csv", table_rows, keys)
     return 0
+
+
+def _blocks(n: int) -> str:
+    """``"1 block"``, ``"3 blocks"``."""
+    return f"{n} block" if n == 1 else f"{n} blocks"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from hpcgym.cli._common import add_trace_arguments, load_trace
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.files import atomic_path
 from hpcgym.predict import RuntimeEvaluation, evaluate_runtime_predictor, make_predictor, paper_row
 
 HELP = "score a runtime predictor on a trace's logged schedule (rangeSets: SR, C, AAE)"
@@ -88,7 +89,8 @@ def _write_ranges(path: Path, ev: RuntimeEvaluation) -> None:
         pq = _pyarrow_parquet("--ranges-out .parquet")
         import pyarrow as pa
 
-        pq.write_table(pa.table(table), path)
+        with atomic_path(path) as tmp:
+            pq.write_table(pa.table(table), tmp)
         return
     from hpcgym.common.report import write_csv
 

@@ -101,6 +101,9 @@ def _reword(p: argparse.ArgumentParser, dest: str, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hpcgym.baselines._compile import announce_compilation
+
+    announce_compilation()  # the first run on a fresh install compiles kernels: say so
     paper = REPRODUCTIONS.get(args.paper.lower())
     if paper is None:
         raise UnknownNameError(f"unknown paper {args.paper!r}; known: {', '.join(REPRODUCTIONS)}")

@@ -83,6 +83,9 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hpcgym.baselines._compile import announce_compilation
+
+    announce_compilation()  # the first run on a fresh install compiles kernels: say so
     study = STUDIES.get(args.study.lower())
     if study is None:
         raise UnknownNameError(f"unknown study {args.study!r}; known: {', '.join(STUDIES)}")

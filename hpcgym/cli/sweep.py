@@ -17,10 +17,11 @@ from typing import Any
 
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.extras import require
-from hpcgym.common.files import read_toml_or_yaml
+from hpcgym.common.files import atomic_path, read_toml_or_yaml
 from hpcgym.common.report import format_table, to_json
+from hpcgym.common.signals import TERMINATED_EXIT_CODE, terminate_as_interrupt, was_terminated
 from hpcgym.experiments.evaluate.results import vs_reference
-from hpcgym.experiments.sweep.backends import BACKENDS
+from hpcgym.experiments.sweep.backends import BACKENDS, cluster_cpus
 from hpcgym.experiments.sweep.figures import load_figure, write_figures
 from hpcgym.experiments.sweep.running import estimate, run_sweep
 from hpcgym.experiments.sweep.spec import PRESETS, SPEC_KEYS, SweepSpec, preset_path
@@ -100,8 +101,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--address",
         default=None,
-        help="with --backend ray: the cluster, 'auto' (this node's cluster) or ray://HOST:10001 "
-        "(default: start a local Ray on this machine's cores)",
+        help="with --backend ray: the cluster, as its head's HOST:PORT (ray start --head --port), "
+        "'auto' (this node's cluster) or ray://HOST:10001 (Ray Client); a cluster with token "
+        "authentication needs RAY_AUTH_MODE=token (default: start a local Ray on this machine's cores)",
     )
     p.add_argument("--processes", type=int, default=None, help="local workers (default: one per core)")
     p.add_argument("--max-runs", type=int, default=None, help="stop after this many new runs (resume later)")
@@ -168,12 +170,17 @@ def _spec_from_args(args: argparse.Namespace) -> SweepSpec:
 
 
 def _outputs(args: argparse.Namespace, name: str) -> tuple[Path, Path, int]:
-    """``(folder, results table, workers)`` of a sweep command; checks ``--parquet`` before any run."""
+    """``(folder, results table, workers)`` of a sweep command; checks ``--parquet`` before any run.
+
+    Workers: ``--processes`` or this machine's cores; a dry run on Ray counts the CPUs of
+    the cluster of ``--address`` (connecting to it once)."""
     if args.parquet:
         from hpcgym.common.extras import _pyarrow_parquet
 
         _pyarrow_parquet("--parquet")  # before any run, not after them
     out = args.out if args.out is not None else Path(f"sweep-{name}")
+    if args.dry_run and args.backend == "ray":  # a cluster's CPUs, not this machine's cores
+        return out, out / "results.csv", cluster_cpus(args.address, args.processes)
     return out, out / "results.csv", args.processes or os.cpu_count() or 1
 
 
@@ -188,13 +195,16 @@ def _run_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _interrupted(table: Path, unit: str) -> int:
-    """Ctrl-C in a sweep: say where the finished ``unit`` are and how to resume; exit code 130."""
+def _interrupted(table: Path, unit: str, err: KeyboardInterrupt) -> int:
+    """Ctrl-C or SIGTERM in a sweep: say where the finished ``unit`` are and how to resume;
+    exit code 130 (Ctrl-C) or 143 (SIGTERM)."""
+    terminated = was_terminated(err)
     print(
-        f"hpcgym: interrupted; finished {unit} are in {table}: run the same command to resume",
+        f"hpcgym: {'terminated' if terminated else 'interrupted'}; finished {unit} are in {table}: "
+        "run the same command to resume",
         file=sys.stderr,
     )
-    return 130
+    return TERMINATED_EXIT_CODE if terminated else 130
 
 
 def _report_finished(
@@ -238,16 +248,19 @@ def run(args: argparse.Namespace) -> int:
             )
         return 0
     try:
-        result = run_sweep(spec, table, **_run_options(args))
-    except KeyboardInterrupt:
-        return _interrupted(table, "runs")
+        with terminate_as_interrupt():
+            result = run_sweep(spec, table, **_run_options(args))
+    except KeyboardInterrupt as err:
+        return _interrupted(table, "runs", err)
     written = [table, *write_figures(spec, result.rows, out)]
     if args.parquet:
         write_parquet(read_results(table), out / "results.parquet")
         written.append(out / "results.parquet")
     if args.plot is not None and result.rows:
         title = f"{spec.name}: wait and bounded slowdown against offered load"
-        load_figure(result.rows, title=title).savefig(args.plot, dpi=100)
+        fig = load_figure(result.rows, title=title)
+        with atomic_path(args.plot) as tmp:
+            fig.savefig(tmp, dpi=100)
         written.append(args.plot)
     if _report_finished(args, spec.name, "runs", result, table, written):
         _print_table(result.rows)
@@ -412,9 +425,10 @@ def _run_training(args: argparse.Namespace) -> int:
             )
         return 0
     try:
-        result = run_train_sweep(spec, out, **_run_options(args))
-    except KeyboardInterrupt:
-        return _interrupted(table, "trials")
+        with terminate_as_interrupt():
+            result = run_train_sweep(spec, out, **_run_options(args))
+    except KeyboardInterrupt as err:
+        return _interrupted(table, "trials", err)
     written = [table]
     if args.parquet:
         write_parquet(result.rows, out / "results.parquet", train_columns(spec))

@@ -27,6 +27,9 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hpcgym.baselines._compile import announce_compilation
+
+    announce_compilation()  # the first run on a fresh install compiles kernels: say so
     algorithm_module(args.algorithm).main(list(args.flags))
     return 0
 

@@ -15,7 +15,9 @@ from typing import Any
 
 from hpcgym.cli._common import load_trace
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.files import write_text_atomic
 from hpcgym.common.report import format_table, json_ready, to_json, write_csv
+from hpcgym.common.stats import interval_text
 from hpcgym.predict import (
     METHODS,
     LogState,
@@ -128,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
     for c in comparisons:
         print(
             f"{c['a']} - {c['b']}: AAE {c['aae_difference_hours']:+.2f} h, 95 % CI "
-            f"[{c['ci_low']:+.2f}, {c['ci_high']:+.2f}] over {c['blocks']} blocks of consecutive test jobs"
+            f"{interval_text(c['ci_low'], c['ci_high'], why='one block')} over {c['blocks']} blocks of "
+            "consecutive test jobs"
         )
         if c.get("by_case"):
             parts = (
@@ -138,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"  AAE [h] {c['a']} / {c['b']} on the jobs of each APQ model: " + "; ".join(parts))
     if args.json is not None:
         full = [{**row, "tuning": r.tuning} for row, r in zip(rows, results, strict=True)]
-        args.json.write_text(
+        write_text_atomic(
+            args.json,
             to_json(
                 {
                     "trace": state.name,
@@ -146,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
                     "rows": full,
                     "comparisons": comparisons,
                 }
-            )
+            ),
         )
     if args.csv is not None:
         write_csv(args.csv, rows, CSV)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hpcgym.common.errors import (
+    ClusterConnectionError,
     DownloadError,
     EmptyWorkloadError,
     HpcGymError,
@@ -17,6 +18,7 @@ from hpcgym.common.errors import (
 )
 
 __all__ = [
+    "ClusterConnectionError",
     "DownloadError",
     "EmptyWorkloadError",
     "HpcGymError",

@@ -47,6 +47,11 @@ class TrialError(HpcGymError, RuntimeError):
     """A trial of a training sweep failed on Ray Tune; the message names it and its error."""
 
 
+class ClusterConnectionError(HpcGymError, ConnectionError):
+    """A Ray cluster given by address cannot be reached or refuses this process; the message
+    names the address, what failed, and the setting that fixes the usual cause."""
+
+
 class DownloadError(HpcGymError, OSError):
     """A download failed or its content is not what was expected (HTTP error, no network,
     a truncated body, a wrong checksum); the message names what was fetched, from where, and

@@ -26,6 +26,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "cp": ("ortools",),
     "ray": ("ray",),
     "learn": ("sklearn",),
+    "stats": ("scipy",),
 }
 """The optional extras of ``pyproject.toml`` and the modules each provides."""
 

@@ -1,11 +1,15 @@
 """Reading input files: text, gunzipped if need be (traces, job tables); TOML, or YAML with
-PyYAML (machine descriptions, sweep specs). Writing a file atomically (:func:`write_atomic`)."""
+PyYAML (machine descriptions, sweep specs). Writing a file atomically: bytes or text
+(:func:`write_atomic`, :func:`write_text_atomic`), or whatever a library writes to a path
+(:func:`atomic_path`: matplotlib's ``savefig``, pyarrow, stable-baselines3's ``save``)."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import os
+import re
 import secrets
 import zlib
 from collections.abc import Iterable, Iterator
@@ -61,6 +65,28 @@ def text_lines(path: Path, name: str) -> Iterator[str]:
                 raise TraceFormatError(name, None, f"not a readable gzip file ({err})") from err
             if ended:
                 yield ""
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+"""Control characters no text file holds (tab, line feed, vertical tab, form feed and carriage
+return are text). Python's ``str.split()`` and ``str.strip()`` treat 0x1C-0x1F as white space,
+so a line of them looks blank to a reader that does not ask."""
+
+
+def control_characters(line: str) -> str | None:
+    """What control characters ``line`` holds, for an error message; None if it holds none.
+
+    >>> control_characters("1 2 3"), control_characters("\x1c" * 3)
+    (None, '3 control characters (the first 0x1C at column 1)')
+    """
+    found = _CONTROL.search(line)
+    if found is None:
+        return None
+    n = len(_CONTROL.findall(line))
+    return (
+        f"{n:,} control character{'s' if n > 1 else ''} "
+        f"(the first 0x{ord(found.group()):02X} at column {found.start() + 1})"
+    )
 
 
 def read_toml_or_yaml(path: Path, what: str) -> Any:
@@ -122,6 +148,49 @@ def write_atomic(path: str | os.PathLike[str], data: bytes | Iterable[bytes]) ->
                 fh.write(piece)
             fh.flush()
             os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` as UTF-8 to ``path`` atomically (:func:`write_atomic`)."""
+    write_atomic(path, text.encode("utf-8"))
+
+
+def _temporary_name(target: Path) -> Path:
+    """A hidden name beside ``target`` ending in its suffix, so a writer that reads the format
+    from the suffix (matplotlib, ``.gz``, stable-baselines3's ``.zip``) writes the right one."""
+    return target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp{target.suffix}")
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """A temporary path beside ``path`` to write to; renamed to ``path`` when the block ends.
+
+    For writers that only take a path (``fig.savefig(tmp)``, ``pq.write_table(t, tmp)``,
+    ``model.save(tmp)``): the file is written under a hidden name in the same folder,
+    flushed to disk and renamed into place, so ``path`` holds the old file or the whole
+    new one, never a part. If the block raises (or is interrupted), the temporary file is
+    removed and ``path`` is left as it was.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     with atomic_path(Path(d) / "a.txt") as tmp:
+    ...         _ = tmp.write_text("new")
+    ...     sorted(p.name for p in Path(d).iterdir())
+    ['a.txt']
+    """
+    target = Path(path)
+    tmp = _temporary_name(target)
+    try:
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -12,6 +12,7 @@ imports neither the engine nor the CLI: an agent reports without loading either.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from hpcgym.common.files import write_text_atomic
 
 __all__ = [
     "CSV_COLUMNS",
@@ -145,8 +148,13 @@ def to_json(value: Any) -> str:
 
 
 def write_csv(path: str | Path, rows: Iterable[dict[str, Any]], columns: Sequence[str] = CSV_COLUMNS) -> None:
-    """One line per row with ``columns``: keys a row lacks are left empty, other keys ignored."""
-    with open(path, "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
+    """One line per row with ``columns``: keys a row lacks are left empty, other keys ignored.
+
+    Written atomically (:func:`~hpcgym.common.files.write_atomic`): a reader sees the old
+    file or the whole new one.
+    """
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, fieldnames=list(columns), extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_text_atomic(path, text.getvalue())

@@ -15,12 +15,14 @@ that does not fit is handled as every hpcgym env handles it (documented in
 RLlib is not one of hpcgym's extras: ``ray[rllib]`` pins its own Gymnasium release,
 so it is installed on its own (``pip install 'ray[rllib]'``), not by ``make test``.
 
-Example (needs ``ray[rllib]``)::
+Example (needs ``ray[rllib]``; registering first says what is missing, where importing
+RLlib would fail inside Ray)::
 
-    from ray.rllib.algorithms.ppo import PPOConfig
     from hpcgym.env.rllib import register_rllib_env
 
     name = register_rllib_env("hpcgym/Dispatch-v1")
+
+    from ray.rllib.algorithms.ppo import PPOConfig
     algo = PPOConfig().environment(name, env_config={"window_jobs": 256}).build_algo()
     algo.train()
 """
@@ -40,11 +42,16 @@ __all__ = ["make_flat_env", "register_rllib_env", "rllib_available"]
 
 def rllib_available() -> bool:
     """Whether Ray RLlib imports (Ray alone ships RLlib's code but not what it needs)."""
+    return _rllib_missing() is None
+
+
+def _rllib_missing() -> str | None:
+    """Why ``import ray.rllib`` fails (the module it misses), or None if it imports."""
     try:
         import ray.rllib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    except ImportError as err:
+        return getattr(err, "name", None) or str(err)
+    return None
 
 
 def _check_id(env_id: str) -> None:
@@ -77,9 +84,15 @@ def register_rllib_env(env_id: str = "hpcgym/Dispatch-v1", name: str | None = No
         InvalidConfigError: ``env_id`` is not an hpcgym id.
     """
     _check_id(env_id)
-    if not rllib_available():
+    missing = _rllib_missing()
+    if missing is not None:
+        # Ray ships RLlib's code without its dependencies (dm-tree, ...): ``import ray.rllib``
+        # then fails deep inside Ray with "No module named 'tree'"
         raise MissingExtraError(
-            "the RLlib environment needs Ray RLlib, which is not installed: pip install 'ray[rllib]'"
+            f"the RLlib environment needs Ray RLlib, which does not import here (no module {missing!r}); "
+            "RLlib pins its own Gymnasium, so it lives in a virtual environment of its own: run "
+            "`make rllib-test` (which builds one with ray[rllib] and runs tests/env/test_rllib.py), "
+            "or pip install 'ray[rllib]' in a fresh one"
         )
     from ray.tune.registry import register_env
 

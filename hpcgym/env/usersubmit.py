@@ -13,6 +13,7 @@ from gymnasium import spaces
 
 from hpcgym.baselines import UserHistory, make_policy, step_engine
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.env.rendering import render_frame
 from hpcgym.sim import Simulator, as_dispatcher
 from hpcgym.workloads import Workload, load_default, read_swf
 
@@ -112,12 +113,14 @@ class UserSubmitEnv(gym.Env[np.ndarray, np.ndarray]):
 
     ``render_mode="ansi"``: :meth:`render` returns a one-line status (time, step, the
     job, its size and candidate sizes, queue length, running jobs, free processors, jobs
-    molded and held so far).
+    molded and held so far). ``render_mode="rgb_array"``: the dispatch environment's
+    picture of the machine and the queue (:mod:`hpcgym.env.rendering`), so that
+    stable-baselines3's ``make_vec_env``, which asks for it, works with this id too.
 
     ## Version History
 
-    * v0: first version; ``render_mode="ansi"`` added later (no change to dynamics,
-      observations or rewards).
+    * v0: first version; ``render_mode="ansi"`` and ``"rgb_array"`` added later (no
+      change to dynamics, observations or rewards).
 
     >>> import gymnasium as gym, hpcgym
     >>> env = gym.make("hpcgym/UserSubmit-v0", history=300, jobs=20)
@@ -126,7 +129,7 @@ class UserSubmitEnv(gym.Env[np.ndarray, np.ndarray]):
     MultiDiscrete([8 4])
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012 - Gymnasium's convention
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 - Gymnasium's convention
 
     def __init__(
         self, config: UserSubmitConfig | None = None, *, render_mode: str | None = None, **kwargs: Any
@@ -248,8 +251,9 @@ class UserSubmitEnv(gym.Env[np.ndarray, np.ndarray]):
         obs = self._observation() if not done else np.zeros(self.obs_size, np.float32)
         return obs, -response / 3600.0, done, False, info
 
-    def render(self) -> str | None:  # type: ignore[override]
-        """A one-line status with ``render_mode="ansi"``; None before :meth:`reset` or without a mode."""
+    def render(self) -> str | np.ndarray | None:  # type: ignore[override]
+        """A one-line status (``"ansi"``) or a ``uint8`` picture (``"rgb_array"``, of shape
+        :data:`~hpcgym.env.rendering.FRAME_SHAPE`); None before :meth:`reset` or without a mode."""
         if self.render_mode is None:
             gym.logger.warn(
                 "render() was called without a render_mode; pass one at creation, e.g. "
@@ -259,6 +263,21 @@ class UserSubmitEnv(gym.Env[np.ndarray, np.ndarray]):
         if getattr(self, "sim", None) is None:
             return None
         v, total = self.sim.view, int(self.sim.machine.total[0])
+        if self.render_mode == "rgb_array":
+            n = len(self.w)
+            return render_frame(
+                now=v.now,
+                machine_procs=total,
+                free_procs=int(v.free_total[0]),
+                running=v.running,
+                queue=v.queue,
+                procs=v.procs,
+                start=v.start,
+                prediction=v.prediction,
+                max_time_s=7 * 86400.0,
+                done_fraction=self.sim.n_done / n,
+                queue_fraction=v.queue_length / n,
+            )
         return (
             f"t={v.now:.0f}s step={self.step_index}/{len(self.managed)} job={self.job} "
             f"size={int(self.w.procs_req[self.job])} candidates={list(self.candidates)} "

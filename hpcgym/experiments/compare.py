@@ -27,6 +27,7 @@ import numpy as np
 from hpcgym.baselines import easy_extra, policy_specs, preset_predictor, resolve_policy_name, run_policy
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.extras import require
+from hpcgym.common.files import atomic_path
 from hpcgym.common.report import with_minutes
 from hpcgym.sim import (
     MEASURED_SETS,
@@ -190,7 +191,9 @@ def plot(
     """
     path = Path(path)
     check_plot_path(path)
-    comparison_figure(rows, schedules, title, measured).savefig(path, dpi=100)
+    fig = comparison_figure(rows, schedules, title, measured)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100)
 
 
 def comparison_figure(

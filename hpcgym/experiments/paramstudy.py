@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.files import atomic_path, write_text_atomic
 
 __all__ = [
     "Ranking",
@@ -493,11 +494,12 @@ def write_study(results: Sequence[Mapping[str, Any]], folder: Path, title: str =
     ]
     written = [folder / "ranking.csv", folder / "paramstudy.json"]
     write_csv(written[0], table, columns=list(table[0]))
-    written[1].write_text(to_json(summarize(ranking, notes)) + "\n")
+    write_text_atomic(written[1], to_json(summarize(ranking, notes)) + "\n")
     fig10 = figure10(ranking)
     if title:
         fig10.suptitle(title)
     for name, fig in zip(FIGURES, (figure9(ranking, PARAMETERS), fig10), strict=True):
         written.append(folder / f"{name}.png")
-        fig.savefig(written[-1], dpi=100)
+        with atomic_path(written[-1]) as tmp:
+            fig.savefig(tmp, dpi=100)
     return written

@@ -31,6 +31,15 @@ from hpcgym.common.errors import InvalidConfigError, UnknownNameError
 from hpcgym.common.files import read_toml_or_yaml
 from hpcgym.machine.allocator import POLICIES, Nodes, best_fit_weights
 
+MAX_NODES = 1_000_000
+"""The most nodes a machine may have (the largest machines have about 160,000 nodes); a
+machine file asking for more is an error naming the node type's ``count``, not a
+``MemoryError`` while its rows are built."""
+
+MAX_AMOUNT = 10**12
+"""The most of one resource type a node may hold; with :data:`MAX_NODES` nodes the machine's
+total of each type stays well inside int64."""
+
 
 @dataclass(frozen=True, eq=False)
 class Machine:
@@ -82,6 +91,14 @@ class Machine:
             )
         if not np.isfinite(cap).all() or (cap != np.floor(cap)).any() or (cap < 0).any():
             raise InvalidConfigError(f"{where}: capacity must hold non-negative whole numbers")
+        if cap.shape[0] > MAX_NODES:
+            raise InvalidConfigError(f"{where}: capacity: {cap.shape[0]:,} nodes, more than {MAX_NODES:,}")
+        if (cap > MAX_AMOUNT).any():
+            node, col = (int(i) for i in np.argwhere(cap > MAX_AMOUNT)[0])
+            raise InvalidConfigError(
+                f"{where}: capacity: node {node} has {cap[node, col]:.0f} {names[col]}, "
+                f"more than {MAX_AMOUNT:,}"
+            )
         if (cap.sum(axis=1) == 0).any():
             node = int(np.argmax(cap.sum(axis=1) == 0))
             raise InvalidConfigError(f"{where}: capacity: node {node} has no resources at all")
@@ -218,6 +235,11 @@ class Machine:
         if node_size is None:
             return cls(name or f"procs{n}", ("procs",), np.array([[n]]), description=f"{n} processors")
         k = _positive_int(node_size, "node_size")
+        if n // k > MAX_NODES:
+            raise InvalidConfigError(
+                f"node_size: {n:,} processors in nodes of {k} make {n // k:,} nodes, more than "
+                f"the {MAX_NODES:,} a machine may have; choose a larger node size"
+            )
         if n % k:
             raise InvalidConfigError(
                 f"node_size: {k} does not divide the machine's {n} processors; "
@@ -274,7 +296,12 @@ class Machine:
                 raise InvalidConfigError(f"{here}: expected a table, got {spec!r}")
             _unknown_keys(spec, {"count", "group", *names}, here)
             count = _positive_int(spec.get("count", 1), f"{here}.count")
-            amounts = [_count(spec.get(r, 0), f"{here}.{r}") for r in names]
+            if len(rows) + count > MAX_NODES:
+                raise InvalidConfigError(
+                    f"{here}.count: {count:,} nodes make {len(rows) + count:,} in all, more than "
+                    f"the {MAX_NODES:,} a machine may have"
+                )
+            amounts = [_count(spec.get(r, 0), f"{here}.{r}", limit=MAX_AMOUNT) for r in names]
             member = spec.get("group", ())
             member_names = [member] if isinstance(member, str) else list(member)
             first = len(rows)
@@ -374,9 +401,11 @@ def _positive_int(value: Any, name: str) -> int:
     return int(value)
 
 
-def _count(value: Any, name: str) -> int:
+def _count(value: Any, name: str, *, limit: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < 0:
         raise InvalidConfigError(f"{name}: must be a non-negative integer, got {value!r}")
+    if limit is not None and int(value) > limit:
+        raise InvalidConfigError(f"{name}: must be at most {limit:,}, got {int(value):,}")
     return int(value)
 
 

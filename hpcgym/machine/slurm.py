@@ -65,7 +65,7 @@ import numpy as np
 from hpcgym.common.errors import InvalidConfigError, TraceFormatError
 from hpcgym.common.files import read_text
 from hpcgym.machine.machine_file import write_machine
-from hpcgym.machine.model import Machine
+from hpcgym.machine.model import MAX_NODES, Machine
 from hpcgym.machine.slurm_values import compress_hostlist, expand_hostlist, parse_gres, parse_slurm_time
 
 SINFO_FORMAT = "%N %c %m %G %P"
@@ -237,9 +237,13 @@ def _sinfo_nodes(path: str, text: str) -> list[SlurmNode]:
             )
         names, cpus, memory, gres, partition = tokens
         try:
-            expanded = expand_hostlist(names)
+            expanded = expand_hostlist(names, MAX_NODES)
         except ValueError as err:
             raise TraceFormatError(path, lineno, f"field 1 (%N, node name): {err}") from None
+        if len(nodes) + len(expanded) > MAX_NODES:
+            raise TraceFormatError(
+                path, lineno, f"field 1 (%N, node name): the listing names more than {MAX_NODES:,} nodes"
+            )
         what = f"node {names}"
         partition = partition.rstrip("*")  # the default partition
         for name in expanded:

@@ -97,16 +97,38 @@ def _split_outside_parentheses(text: str) -> list[str]:
     return items
 
 
-def expand_hostlist(text: str) -> list[str]:
+def expand_hostlist(text: str, limit: int | None = None) -> list[str]:
     """Slurm's compressed node list (``cn[001-003,010],gpu1``) as node names.
 
+    Args:
+        text: the compressed list.
+        limit: the most names it may expand to (None: no limit); checked as the names
+            are made, so ``cn[0-99999999999]`` fails at once instead of filling memory.
+
     Raises:
-        ValueError: an unbalanced bracket or a range that is not ``low-high``.
+        ValueError: an unbalanced bracket, a range that is not ``low-high``, or more
+            than ``limit`` names.
     """
+    items = _split_outside_brackets(text.strip())
+    if limit is not None and sum(_count_one(item) for item in items) > limit:
+        raise ValueError(f"{text.strip()[:80]!r} names more than {limit:,} nodes")
     names: list[str] = []
-    for item in _split_outside_brackets(text.strip()):
+    for item in items:
         names.extend(_expand_one(item))
     return names
+
+
+def _count_one(item: str) -> int:
+    """How many names :func:`_expand_one` makes of ``item``, without making them."""
+    m = re.match(r"([^\[]*)\[([^\]]*)\](.*)", item)
+    if m is None:
+        return 1
+    total = 0
+    for part in m.group(2).split(","):
+        low, sep, high = part.partition("-")
+        if _WHOLE_RE.fullmatch(low) and (not sep or _WHOLE_RE.fullmatch(high)):
+            total += max(int(high) - int(low) + 1, 0) if sep else 1
+    return total * _count_one(m.group(3))
 
 
 def _split_outside_brackets(text: str) -> list[str]:

@@ -266,7 +266,7 @@ def _tuple_keys(w: Workload) -> list[int]:
 def _bar(total: int, desc: str):  # type: ignore[no-untyped-def]
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="event", file=sys.stderr, leave=False)
+    return tqdm(total=total, desc=desc, unit="event", file=sys.stderr, leave=False, disable=None)
 
 
 # ------------------------------------------------------------------ 003's figures

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hpcgym.baselines import make_policy, policy_parameters, preset_predictor, resolve_policy_name
+from hpcgym.common.files import atomic_path, write_text_atomic
 from hpcgym.common.report import to_json, write_csv
 from hpcgym.sim import Simulator
 from hpcgym.workloads import Workload
@@ -169,11 +170,12 @@ def write_results(
     the ``figures`` as PNG files to ``out``; the paths written."""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "results.json", out / "results.csv"]
-    written[0].write_text(to_json(public(result)) + "\n")
+    write_text_atomic(written[0], to_json(public(result)) + "\n")
     write_csv(written[1], result["rows"], columns)
     if plots:
         for stem, fig in figures(result).items():
             path = out / f"{stem}.png"
-            fig.savefig(path, dpi=100)
+            with atomic_path(path) as tmp:
+                fig.savefig(tmp, dpi=100)
             written.append(path)
     return written

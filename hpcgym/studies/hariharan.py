@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.files import atomic_path, write_text_atomic
 from hpcgym.common.report import Column, format_table, to_json, write_csv
 from hpcgym.predict import (
     PAPER_TABLES,
@@ -640,7 +641,7 @@ def write_hariharan(result: dict[str, Any], folder: str | Path) -> list[Path]:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     written = [folder / "hariharan.json"]
-    written[0].write_text(to_json(result))
+    write_text_atomic(written[0], to_json(result))
     for t in TABLES:
         rows = result["tables"].get(t.key, {}).get("rows")
         if rows is None:
@@ -649,7 +650,9 @@ def write_hariharan(result: dict[str, Any], folder: str | Path) -> list[Path]:
         keys = list(dict.fromkeys(k for r in rows for k in r if not isinstance(r[k], (dict, list))))
         write_csv(csv, rows, keys)
         png = folder / f"table{t.key}.png"
-        t.figure(rows).savefig(png, dpi=100)
+        fig = t.figure(rows)
+        with atomic_path(png) as tmp:
+            fig.savefig(tmp, dpi=100)
         written += [csv, png]
     return written
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from hpcgym.baselines import EXTRA_RULES, EasyBackfilling, make_policy, preset_predictor
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.files import atomic_path
 from hpcgym.sim import Simulator, compute_metrics, measurement_notes, predictability, prediction_metrics
 from hpcgym.workloads import Workload
 
@@ -415,7 +416,9 @@ def plot_tsafrir2007(result: dict[str, Any], path: str | Path) -> None:
     Raises:
         ImportError: matplotlib is missing (``pip install 'hpcgym[plot]'``).
     """
-    tsafrir2007_figure(result).savefig(path, dpi=100)
+    fig = tsafrir2007_figure(result)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100)
 
 
 def tsafrir2007_figure(result: dict[str, Any]) -> Figure:

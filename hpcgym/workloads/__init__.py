@@ -15,6 +15,7 @@ from hpcgym.workloads.catalogue import (
 )
 from hpcgym.workloads.conversion import ConversionReport
 from hpcgym.workloads.fit import describe_unplaceable, fit_workload
+from hpcgym.workloads.identity import content_sha256, job_keys
 from hpcgym.workloads.jobtable import (
     DROP_CHUNK,
     DROP_CHUNKS,
@@ -67,6 +68,7 @@ from hpcgym.workloads.swf_header import (
 )
 from hpcgym.workloads.workload import (
     DROP_NO_RESOURCE,
+    DROP_REPEATED_ID,
     DROP_RUNTIME,
     DROP_TOO_LARGE,
     MAX_PROCS,
@@ -92,12 +94,14 @@ __all__ = [
     "DROP_PARTITION",
     "DROP_PENDING",
     "DROP_QUEUE",
+    "DROP_REPEATED_ID",
     "DROP_RUNNING",
     "DROP_RUNTIME",
     "DROP_SIZE",
     "DROP_TOO_LARGE",
     "DROP_ZERO_RUNTIME",
     "ENV_TRACES",
+    "EURORA_MAX_JOBS",
     "EURORA_SOURCES",
     "KNOWN_MACHINES",
     "LOG_COLUMNS",
@@ -121,6 +125,7 @@ __all__ = [
     "catalogue_rows",
     "check_partitions",
     "check_procs",
+    "content_sha256",
     "default_trace_path",
     "describe_unplaceable",
     "eurora",
@@ -130,6 +135,7 @@ __all__ = [
     "is_job_table",
     "is_sacct_log",
     "job_class",
+    "job_keys",
     "known_machine",
     "load_catalogue",
     "load_default",
@@ -151,6 +157,7 @@ __all__ = [
 
 from hpcgym.workloads.eurora import (
     CLASS_NAMES,
+    EURORA_MAX_JOBS,
     EuroraParams,
     eurora,
     job_class,

@@ -401,10 +401,17 @@ NAME_WORDS = ("run", "sim", "job", "test", "md", "cfd", "train", "post", "bench"
 """Job-name prefixes' words; a profile's prefix is a word and a letter tag, e.g. ``run_a``."""
 
 
+EURORA_MAX_JOBS = 10_000_000
+"""The most jobs :func:`eurora` generates at once (about 2 GB of columns; the largest logs of
+the Parallel Workloads Archive hold a few million jobs)."""
+
+
 def _check_args(n_jobs: object, seed: object, load: object) -> tuple[int, int | None, float]:
     n = _whole(n_jobs)
     if n is None or n < 1:
         raise InvalidConfigError(f"n_jobs must be a whole number >= 1, got {n_jobs!r}")
+    if n > EURORA_MAX_JOBS:
+        raise InvalidConfigError(f"n_jobs must be at most {EURORA_MAX_JOBS:,}, got {n:,}")
     s = _whole(seed)
     if seed is not None and (s is None or s < 0):
         raise InvalidConfigError(f"seed must be a whole number >= 0 or None, got {seed!r}")

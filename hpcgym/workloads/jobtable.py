@@ -75,11 +75,15 @@ from hpcgym.workloads.jobtable_format import (
 )
 from hpcgym.workloads.workload import (
     DROP_NO_RESOURCE,
+    DROP_REPEATED_ID,
     DROP_RUNTIME,
     MAX_PROCS,
     LoadReport,
     Workload,
     check_procs,
+    repeated_ids,
+    repeated_ids_note,
+    unsorted_note,
 )
 
 DROP_NO_REQUEST = "asks for no resource (0 chunks or all amounts 0)"
@@ -194,12 +198,26 @@ def read_jobs(
     dropped: dict[str, int] = {}
     notes: list[str] = []
     warns: list[str] = []
-    for why in (DROP_RUNTIME, DROP_NO_REQUEST, DROP_QUEUE, DROP_NO_RESOURCE, DROP_CHUNK, DROP_CHUNKS):
+    repeat = repeated_ids(job_id, reason == "")
+    drop(repeat, DROP_REPEATED_ID)
+    if repeat.any():
+        r = _first(repeat)
+        notes.append(repeated_ids_note(int(repeat.sum()), t.where(r), int(job_id[r])))
+    for why in (
+        DROP_RUNTIME,
+        DROP_NO_REQUEST,
+        DROP_QUEUE,
+        DROP_NO_RESOURCE,
+        DROP_CHUNK,
+        DROP_CHUNKS,
+        DROP_REPEATED_ID,
+    ):
         sel = reason == why
         if sel.any():
             dropped[why] = int(sel.sum())
             r = _first(sel)
-            notes.append(f"first job dropped as '{why}': {t.where(r)} (job {job_id[r]})")
+            if why != DROP_REPEATED_ID:  # its own note, above
+                notes.append(f"first job dropped as '{why}': {t.where(r)} (job {job_id[r]})")
     keep = np.flatnonzero(reason == "")
     if len(keep) == 0:
         reasons = ", ".join(f"{n} {why}" for why, n in dropped.items())
@@ -207,10 +225,7 @@ def read_jobs(
     order = keep[np.argsort(submit[keep], kind="stable")]
     if (np.diff(submit[keep]) < 0).any():
         moved = int((order != keep).sum())
-        notes.append(
-            f"rows were not in submit order: sorted by submit time (stable: equal times keep file order; "
-            f"{moved} rows moved)"
-        )
+        notes.append(unsorted_note(moved))
     if rounded:
         notes.append(f"{rounded} mem_gb values rounded up to whole GB")
 

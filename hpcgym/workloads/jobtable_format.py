@@ -27,7 +27,7 @@ import numpy as np
 
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError
 from hpcgym.common.extras import _pyarrow_parquet
-from hpcgym.common.files import read_text
+from hpcgym.common.files import control_characters, read_text
 from hpcgym.machine import parse_select
 from hpcgym.workloads.workload import _EXACT
 
@@ -148,6 +148,16 @@ def _read_csv(path: Path, name: str) -> _Table:
     lines = read_text(path, name).split("\n")
     header, first = commented_header(lines)
     if first == len(lines):
+        control = next(
+            (
+                f"line {i} holds only white space and {c}: not text"
+                for i, line in enumerate(lines, 1)
+                if (c := control_characters(line))
+            ),
+            "",
+        )
+        if control:
+            raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row ({control})")
         raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row (the column names)")
     reader = csv.reader(io.StringIO("\n".join(lines[first:])))
     names = _header_names(name, next(reader), first + 1)
@@ -203,7 +213,12 @@ def _blank(cell: Any) -> bool:
 
 
 def _numbers(t: _Table, column: str, *, whole: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """A column as float64 and its blank mask; the error names the first bad cell."""
+    """A column as float64 and its blank mask; the error names the first bad cell.
+
+    Every number, whole or not, must be below 2**53 in size (the bound of ``chunks``), so
+    that it converts to int64 and back exactly: ``mem_gb = 1e20`` is an error naming its
+    row, not an overflow that keeps the job with a wrapped request.
+    """
     values = np.full(t.n, np.nan)
     blank = np.ones(t.n, dtype=bool)
     cells = t.columns.get(column)
@@ -224,8 +239,10 @@ def _numbers(t: _Table, column: str, *, whole: bool = False) -> tuple[np.ndarray
             raise t.error(r, column, f"{cell!r} is not {what}")
         if not math.isfinite(v):
             raise t.error(r, column, f"{cell!r} is not a finite number")
-        if whole and (v != math.floor(v) or abs(v) >= _EXACT):
+        if whole and v != math.floor(v):
             raise t.error(r, column, f"{cell!r} is not {what}")
+        if abs(v) >= _EXACT:
+            raise t.error(r, column, f"{cell!r} is too large: numbers must be below 2**53 ({_EXACT:,.0f})")
         values[r] = v
         blank[r] = False
     return values, blank
@@ -277,6 +294,9 @@ def _submit_times(t: _Table, header: dict[str, str]) -> np.ndarray:
     if bad.any():
         r = _first(bad)
         raise t.error(r, "submit", f"{cells[r]!r} is not a time: seconds must be finite and >= 0")
+    if (seconds >= _EXACT).any():
+        r = _first(seconds >= _EXACT)
+        raise t.error(r, "submit", f"{cells[r]!r} is too large: numbers must be below 2**53 ({_EXACT:,.0f})")
     return seconds
 
 

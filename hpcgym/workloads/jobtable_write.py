@@ -15,13 +15,13 @@ import io
 import json
 import math
 import os
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.extras import _pyarrow_parquet
+from hpcgym.common.files import atomic_path, write_atomic
 from hpcgym.machine import PBS_NAMES, machine_specs, make_machine
 from hpcgym.workloads.conversion import ConversionReport, table_report
 from hpcgym.workloads.jobtable_format import (
@@ -145,7 +145,8 @@ def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> ConversionRe
         table = pa.table(arrays).replace_schema_metadata({"hpcgym.header": json.dumps(header)})
         import pyarrow.parquet as pq
 
-        pq.write_table(table, spath)
+        with atomic_path(spath) as tmp:
+            pq.write_table(table, tmp)
         return table_report(workload)
     out = io.StringIO()
     for key, value in header.items():
@@ -156,7 +157,7 @@ def write_jobs(workload: Workload, path: str | os.PathLike[str]) -> ConversionRe
     texts = [["" if v is None else _number(v) if c in floats else v for v in col] for c, col in cols.items()]
     writer.writerows(zip(*texts, strict=True))
     data = out.getvalue().encode()
-    Path(spath).write_bytes(gzip.compress(data, mtime=0) if spath.lower().endswith(".gz") else data)
+    write_atomic(spath, gzip.compress(data, mtime=0) if spath.lower().endswith(".gz") else data)
     return table_report(workload)
 
 

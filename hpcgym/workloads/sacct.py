@@ -20,6 +20,9 @@ Rules where Slurm's manual leaves a choice (each also in the docs):
   simulator does not force that);
 * a job never started (State PENDING, no Start, or cancelled before it was given
   nodes) or still running (State RUNNING or SUSPENDED, no End) is dropped, by reason;
+* a job whose JobID an earlier kept row has (a requeued job of ``sacct --duplicates``,
+  a row pasted twice) is dropped as a repeated id, the first row kept, as in every reader
+  (:func:`~hpcgym.workloads.workload.repeated_ids`);
 * times without a zone are local times of ``tz`` (daylight saving time included); a
   local time passed twice reads as the earlier instant, except that Start and End are
   the first readings not before Submit and Start;
@@ -65,7 +68,15 @@ from hpcgym.workloads.sacct_rows import (
     _never_started,
     _read_log,
 )
-from hpcgym.workloads.workload import DROP_TOO_LARGE, LoadReport, Workload, check_procs, real_number
+from hpcgym.workloads.workload import (
+    DROP_REPEATED_ID,
+    DROP_TOO_LARGE,
+    LoadReport,
+    Workload,
+    check_procs,
+    real_number,
+    repeated_ids,
+)
 
 __all__ = [
     "DROP_ARRAY_PENDING",
@@ -92,6 +103,7 @@ _DROP_ORDER = (
     DROP_QUEUE,
     *_ALIGN_DROPS.values(),
     DROP_TOO_LARGE,
+    DROP_REPEATED_ID,
 )
 
 
@@ -298,6 +310,10 @@ def _assemble(
             )
         if procs is not None:
             mark(cpus > procs, DROP_TOO_LARGE)
+    # A row whose JobID an earlier row has (a requeued job of sacct --duplicates, a row pasted
+    # twice); by JobID, not job_id, so that array tasks of a log without JobIDRaw stay jobs
+    _, ids = np.unique(np.array([j.label for j in jobs], dtype=object), return_inverse=True)
+    mark(repeated_ids(ids.astype(np.int64), reason == ""), DROP_REPEATED_ID)
     for j, why in enumerate(reason):
         if why:
             dropped[why] = dropped.get(why, 0) + 1

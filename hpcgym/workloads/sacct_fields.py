@@ -69,6 +69,9 @@ _JOB_ID_RE = re.compile(
     r"(?:\.(?P<step>[A-Za-z0-9_-]+))?"
 )
 _WHOLE_RE = re.compile(r"[0-9]+")
+_LARGEST = 2**53
+"""Counts, sizes and durations must be below this (as a job table's numbers are): they then
+convert to int64 and float64 exactly, and a value of 10^20 is an error naming its cell."""
 _EPOCH_RE = re.compile(r"[0-9]{9,}")
 _OFFSET_RE = re.compile(r"([+-][0-9]{2})([0-9]{2})$")
 
@@ -109,6 +112,8 @@ def parse_duration(text: str, *, bare_minutes: bool = False) -> float:
     if "." in last and (days and len(parts) < 3):
         raise ValueError(f"{text!r} is not {accepted}")
     values = [int(p) for p in whole] + [float(last)]
+    if days >= _LARGEST or any(v >= _LARGEST for v in values):
+        raise ValueError(f"{text!r} is too large: {accepted} below 2**53 s")
     if days or "-" in s:
         # D-H, D-H:M, D-H:M:S
         h, m, sec = [*values, 0.0, 0.0][:3]
@@ -128,7 +133,10 @@ def parse_duration(text: str, *, bare_minutes: bool = False) -> float:
     for name, value in fields.items():
         if value >= limits[name]:
             raise ValueError(f"{text!r} is not {accepted}: {name} {value:g} must be below {limits[name]}")
-    return float(days * 86400 + h * 3600 + m * 60 + sec)
+    total = float(days * 86400 + h * 3600 + m * 60 + sec)
+    if total >= _LARGEST:
+        raise ValueError(f"{text!r} is too large: {accepted} below 2**53 s")
+    return total
 
 
 def parse_limit(text: str) -> float | str | None:
@@ -239,6 +247,8 @@ def parse_count(text: str) -> int | None:
         return None
     if not _WHOLE_RE.fullmatch(s):
         raise ValueError(f"{text!r} is not a whole number")
+    if int(s) >= _LARGEST:
+        raise ValueError(f"{text!r} is too large (at most 2**53)")
     return int(s)
 
 
@@ -261,7 +271,10 @@ def parse_memory(text: str) -> tuple[float, str]:
             f"{text!r} is not a memory size (a number with unit K, M, G or T, and n per node or c per CPU: "
             "4000Mc, 16Gn, 16G)"
         )
-    return float(m.group(1)) * _MEMORY_UNITS[m.group(2).upper()], m.group(3).lower()
+    mb = float(m.group(1)) * _MEMORY_UNITS[m.group(2).upper()]
+    if not mb < _LARGEST:
+        raise ValueError(f"{text!r} is too large (at most 2**53 MB)")
+    return mb, m.group(3).lower()
 
 
 def parse_tres(text: str) -> dict[str, str]:
@@ -322,6 +335,8 @@ def tres_amounts(tres: dict[str, str]) -> dict[str, float]:
 def _whole(value: str, name: str) -> int:
     if not _WHOLE_RE.fullmatch(value.strip()):
         raise ValueError(f"{name}={value!r} is not a whole number")
+    if int(value) >= _LARGEST:
+        raise ValueError(f"{name}={value!r} is too large (at most 2**53)")
     return int(value)
 
 

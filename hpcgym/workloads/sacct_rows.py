@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from hpcgym.common.errors import EmptyWorkloadError, TraceFormatError
-from hpcgym.common.files import read_text
+from hpcgym.common.files import control_characters, read_text
 from hpcgym.workloads.jobtable_format import commented_header
 from hpcgym.workloads.sacct_fields import (
     UNKNOWN_TIMES,
@@ -94,6 +94,7 @@ class _Job:
 
     line: int
     job_id: int
+    label: str  # the JobID cell as written (5_0, 9+1): one row per job, whatever JobIDRaw says
     state: str
     submit: float
     start: float
@@ -114,6 +115,16 @@ def _read_log(path: Path, name: str) -> _Log:
     lines = read_text(path, name).split("\n")
     header, first = commented_header(lines)
     if first == len(lines):
+        control = next(
+            (
+                f"line {i} holds only white space and {c}: not text"
+                for i, line in enumerate(lines, 1)
+                if (c := control_characters(line))
+            ),
+            "",
+        )
+        if control:
+            raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row ({control})")
         raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row (the sacct field names)")
     names = lines[first].split("|")
     trailing = len(names) > 1 and not names[-1].strip()  # --parsable ends every line with '|'
@@ -240,6 +251,7 @@ def _job(log: _Log, line: int, cells: list[str], jid: JobId, state: str, zone: d
     return _Job(
         line=line,
         job_id=raw_id if raw_id is not None else jid.job,
+        label=log.cell(cells, "JobID"),
         state=state,
         submit=submit,
         start=start,

@@ -49,7 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError, TraceWarning
-from hpcgym.common.files import text_lines, write_atomic
+from hpcgym.common.files import control_characters, text_lines, write_atomic
 from hpcgym.workloads.catalogue import resolve_trace
 from hpcgym.workloads.conversion import ConversionReport, swf_report
 from hpcgym.workloads.swf_fields import _odd_values, _parse_job_lines, _validate_values
@@ -62,6 +62,7 @@ from hpcgym.workloads.swf_header import (
 )
 from hpcgym.workloads.workload import (
     _EXACT,
+    DROP_REPEATED_ID,
     DROP_RUNTIME,
     DROP_TOO_LARGE,
     LoadReport,
@@ -69,6 +70,9 @@ from hpcgym.workloads.workload import (
     _show,
     check_procs,
     real_number,
+    repeated_ids,
+    repeated_ids_note,
+    unsorted_note,
 )
 
 DROP_NO_SUBMIT = "submit time missing (-1)"
@@ -176,7 +180,7 @@ def read_swf(
     p = resolve_trace(path)
     spath = str(path) if p == Path(path) else str(p)
     name = trace_name(p)
-    entries, data, lineno, has_text = _read_lines(p, spath)
+    entries, data, lineno, content = _read_lines(p, spath)
     header = {key: value for key, (_, value) in entries.items()}
 
     n = len(data)
@@ -205,7 +209,11 @@ def read_swf(
         )
 
     drop_large = candidates & (size > procs)
-    keep = candidates & ~drop_large
+    drop_repeat = repeated_ids(data[:, 0], candidates & ~drop_large)
+    keep = candidates & ~drop_large & ~drop_repeat
+    if drop_repeat.any():
+        first = int(np.argmax(drop_repeat))
+        notes.append(repeated_ids_note(int(drop_repeat.sum()), f"line {lineno[first]}", int(data[first, 0])))
     dropped = {
         DROP_PARTITION: int(drop_part.sum()),
         DROP_RUNTIME: int(drop_runtime.sum()),
@@ -213,6 +221,7 @@ def read_swf(
         DROP_NO_SUBMIT: int(drop_submit.sum()),
         DROP_SIZE: int(drop_size.sum()),
         DROP_TOO_LARGE: int(drop_large.sum()),
+        DROP_REPEATED_ID: int(drop_repeat.sum()),
     }
     dropped = {k: v for k, v in dropped.items() if v}
     if parts is not None:
@@ -221,10 +230,13 @@ def read_swf(
         if absent:
             warns.append(f"no job line has partition {', '.join(map(str, absent))}")
     if not keep.any():
-        raise EmptyWorkloadError(_nothing_left(spath, has_text, n, dropped, data, parts))
+        raise EmptyWorkloadError(_nothing_left(spath, content, n, dropped, data, parts))
 
     rows = np.flatnonzero(keep)
-    rows = rows[np.argsort(data[rows, 1], kind="stable")]  # by submit time, ties in file order
+    order = np.argsort(data[rows, 1], kind="stable")  # by submit time, ties in file order
+    if (np.diff(data[rows, 1]) < 0).any():
+        notes.append(unsorted_note(int((order != np.arange(len(rows))).sum()), "job lines"))
+    rows = rows[order]
     size_kept = size[rows].astype(np.int64)
     kept = _take_rows(data, rows)
     del data, size, runtime, rows
@@ -289,13 +301,16 @@ _PIECE_LINES = 16_384
 has 10^5 to 10^6 lines), only one piece of it and the numbers parsed so far."""
 
 
-def _read_lines(path: Path, spath: str) -> tuple[dict[str, tuple[int, str]], np.ndarray, np.ndarray, bool]:
-    """Read an SWF file a piece at a time: its header, job lines and whether it holds any text.
+def _read_lines(path: Path, spath: str) -> tuple[dict[str, tuple[int, str]], np.ndarray, np.ndarray, str]:
+    """Read an SWF file a piece at a time: its header, job lines and, without them, what it holds.
 
     Returns:
         The header entries (:func:`~hpcgym.workloads.swf_header._header_entries` of the
         lines before the first job line), the job lines as an ``(n, 18)`` array, their
-        line numbers, and whether the file has anything but white space.
+        line numbers, and, when there are no job lines, what the file holds instead for
+        the error ("it is empty", "comment and header lines only", or the first line
+        that looks blank only because it holds control characters, such as 0x1C-0x1F,
+        which Python counts as white space); "" when there are job lines.
 
     Each piece of :data:`_PIECE_LINES` job lines is parsed and checked as it is read, so
     the error names the first malformed line of the file, as when the file was parsed
@@ -310,6 +325,7 @@ def _read_lines(path: Path, spath: str) -> tuple[dict[str, tuple[int, str]], np.
     head: list[str] = []  # the lines before the first job line
     in_header = True
     has_text = False
+    control = ""  # the first line that looks blank only because it holds control characters
     pieces: list[np.ndarray] = []
     numbers: list[np.ndarray] = []
     job_lines: list[str] = []
@@ -333,6 +349,8 @@ def _read_lines(path: Path, spath: str) -> tuple[dict[str, tuple[int, str]], np.
                 else:
                     head.append(line)
             if not s:
+                if not control and (found := control_characters(line)):
+                    control = f"line {i} holds only white space and {found}: not SWF text"
                 continue
             has_text = True
             if s.startswith(";"):
@@ -349,10 +367,11 @@ def _read_lines(path: Path, spath: str) -> tuple[dict[str, tuple[int, str]], np.
         raise
     entries = _header_entries("\n".join(head))
     if not pieces:
-        return entries, np.empty((0, 18), dtype=np.float64), np.empty(0, dtype=np.int64), has_text
+        content = control or ("comment and header lines only" if has_text else "it is empty")
+        return entries, np.empty((0, 18), dtype=np.float64), np.empty(0, dtype=np.int64), content
     data = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
     pieces.clear()
-    return entries, data, np.concatenate(numbers), has_text
+    return entries, data, np.concatenate(numbers), ""
 
 
 def _take_rows(data: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -400,7 +419,7 @@ def _check_default_estimate(value: object, where: str = "default_estimate") -> f
 
 def _nothing_left(
     path: str,
-    has_text: bool,
+    content: str,
     n: int,
     dropped: Mapping[str, int],
     data: np.ndarray,
@@ -408,8 +427,7 @@ def _nothing_left(
 ) -> str:
     """The message of :class:`EmptyWorkloadError` for a file with no job left."""
     if n == 0:
-        what = "comment and header lines only" if has_text else "it is empty"
-        return f"{path}: no jobs to simulate: the file has no job lines ({what})"
+        return f"{path}: no jobs to simulate: the file has no job lines ({content})"
     reasons = ", ".join(f"{count} {reason}" for reason, count in dropped.items())
     lines = "the only job line was" if n == 1 else f"all {n} job lines were"
     message = f"{path}: no jobs to simulate: {lines} dropped: {reasons}"

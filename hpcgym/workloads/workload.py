@@ -56,8 +56,52 @@ preceding job and think time."""
 DROP_RUNTIME = "runtime < 0 (cancelled before start)"
 DROP_TOO_LARGE = "size > machine"
 DROP_NO_RESOURCE = "asks for a resource the machine lacks"
+DROP_REPEATED_ID = "job id repeats an earlier job's"
 """Reasons to drop a job that every reader shares (keys of :attr:`LoadReport.dropped`); the SWF
 and job-table readers add their own."""
+
+
+def repeated_ids(job_id: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """The rows, among ``candidates``, whose job id an earlier candidate row already has.
+
+    The rule of every reader (SWF, job tables, Slurm logs): a job id names one job, so a
+    row (line) whose id an earlier row of the file has, among the jobs not dropped for
+    another reason, is dropped as :data:`DROP_REPEATED_ID` and counted; the first row
+    with the id is kept. Simulating both would give two jobs one id, and their schedule
+    rows (``--schedule-out``) and everything matched by job id could not tell them apart.
+    Ids below 0 (SWF's -1: unknown) never repeat.
+
+    Args:
+        job_id: every row's job id, in file order.
+        candidates: a mask of the rows not dropped for another reason.
+
+    >>> repeated_ids(np.array([3, 5, 3, -1, -1, 5]), np.array([True, False, True, True, True, True])).tolist()
+    [False, False, True, False, False, False]
+    """
+    out = np.zeros(len(job_id), dtype=bool)
+    rows = np.flatnonzero(candidates & (job_id >= 0))
+    _, first = np.unique(job_id[rows], return_index=True)
+    repeat = np.ones(len(rows), dtype=bool)
+    repeat[first] = False
+    out[rows[repeat]] = True
+    return out
+
+
+def repeated_ids_note(count: int, where: str, job: int) -> str:
+    """The load report's note on the rows :func:`repeated_ids` dropped."""
+    return (
+        f"{count} job{'s' if count > 1 else ''} repeated an earlier job's id and "
+        f"{'were' if count > 1 else 'was'} dropped, the first with each id kept (first repeat: "
+        f"{where}, job {job}); give every job its own id to keep them all"
+    )
+
+
+def unsorted_note(moved: int, rows: str = "rows") -> str:
+    """The load report's note when the jobs were not in submit order and were sorted."""
+    return (
+        f"{rows} were not in submit order: sorted by submit time (stable: equal times keep file order; "
+        f"{moved} {rows} moved)"
+    )
 
 
 def check_procs(value: object, name: str = "procs") -> int:

@@ -131,8 +131,13 @@ def test_ppo_counts_its_invalid_actions_with_two_subprocess_envs_and_logs_them(t
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     (events,) = (tb / "ppo_1").iterdir()
-    logged = EventAccumulator(str(events)).Reload().Tags()["scalars"]
+    board = EventAccumulator(str(events)).Reload()
+    logged = board.Tags()["scalars"]
     assert {"train/invalid_action_rate", "eval/mean_bsld", "eval/easy_mean_bsld"} <= set(logged)
+    # every validation at its own step, the last (at the end of training) too, as training.json has them
+    shown = [(e.step, pytest.approx(e.value)) for e in board.Scalars("eval/mean_bsld")]
+    assert shown == [(v["timesteps"], v["mean_bsld"]) for v in run.validations]
+    assert [v["timesteps"] for v in run.validations] == [64, 128]
     assert run.steps == 128
     # an untrained unmasked policy over 8 slots + advance often picks an empty slot
     assert 0 < run.invalid_steps <= run.steps

@@ -452,9 +452,39 @@ def test_figures_in_the_json_of_simulate(capsys):
     cp = row["cp"]
     assert cp["dispatcher"] == "hcp1" and cp["decisions"] == row["decisions"]
     assert set(cp["decision_ms"]) == {"mean", "median", "p95", "max"}
+    assert {"solver_ms", "model_ms", "solved", "timeouts"} <= set(cp)
     assert cp["decision_ms"]["max"] >= cp["decision_ms"]["median"] > 0
     assert cp["intervals"] > 0 and cp["available"] > 0 and cp["requested"] > 0
     assert sum(cp["status"].values()) >= cp["decisions"]
+
+
+def test_solver_and_model_time_apart_from_a_delay_outside_the_solver(monkeypatch):
+    """Issue 24.10: a one-off delay outside CP-SAT shows in decision_ms, not in solver_ms or model_ms;
+    decisions whose solution hit the limit (FEASIBLE) are counted as timeouts."""
+    import time
+
+    from hpcgym.baselines import cp as cp_module
+
+    verify, delayed = cp_module.verify_solution, []
+
+    def slow_once(*args, **kwargs):
+        if not delayed:
+            delayed.append(True)
+            time.sleep(0.3)
+        return verify(*args, **kwargs)
+
+    monkeypatch.setattr(cp_module, "verify_solution", slow_once)
+    s = Simulator(load_default().window(60)).run(make_policy("hcp1:delta=0.05"), progress=False)
+    cp = s.extras["cp"]
+    assert delayed and cp["solved"] > 0
+    assert set(cp["solver_ms"]) == set(cp["model_ms"]) == set(cp["decision_ms"])
+    assert cp["decision_ms"]["max"] >= 300.0
+    # the 300 ms lie outside what the solver and the model building took
+    spent = (cp["solver_ms"]["mean"] + cp["model_ms"]["mean"]) * cp["solved"]
+    assert 0 < spent <= cp["decision_ms"]["mean"] * cp["decisions"] - 300.0
+    # a FEASIBLE solve ends its decision, so the timeouts are the FEASIBLE statuses
+    assert cp["timeouts"] == cp["status"].get("FEASIBLE", 0)
+    assert cp["solved"] == sum(n for k, n in cp["status"].items() if k != "OPTIMAL_HINT") - cp["restarts"]
 
 
 def test_cp_beats_prb_on_an_swf_window():

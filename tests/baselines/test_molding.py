@@ -289,6 +289,8 @@ def _mold_cli(tmp_path, capsys, *extra: str) -> tuple[str, dict]:
 def test_cli_runs_and_writes_its_outputs(tmp_path, capsys):
     out, data = _mold_cli(tmp_path, capsys, "--mode", "delay")
     assert "reduction %" in out and "jobs held by the manager" in out and "95 % CI" in out
+    # 400 jobs are one block of 1,000: no interval, said in words, not "[+nan, +nan]" (issue 24.7)
+    assert "nan" not in out and "95 % CI no interval (one block) over 1 block of" in out
     assert data["jobs"] == 400 and data["mode"] == "delay" and data["config"]["history"] == 1500
     assert (tmp_path / "o" / "jobs.csv").read_text().startswith("job,original_size,size,hold_s")
 
@@ -298,6 +300,7 @@ def test_cli_several_seeds_prints_each_and_their_mean(tmp_path, capsys):
 
     out, data = _mold_cli(tmp_path, capsys, "--seed", "1,2")
     assert "seed 1: managed - EASY" in out and "seed 2: managed - EASY" in out and "over seeds 1, 2" in out
+    assert "nan" not in out and out.count("no interval (one block)") == 3
     assert [r["config"]["seed"] for r in data["runs"]] == [1, 2] and data["over_seeds"]["seeds"] == [1, 2]
     lines = (tmp_path / "o" / "jobs.csv").read_text().splitlines()
     assert lines[0].startswith("seed,job,") and len(lines) == 1 + 2 * 400

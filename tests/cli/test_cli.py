@@ -198,12 +198,12 @@ def test_schedule_out_csv(capsys, tmp_path):
 
 
 def test_schedule_out_csv_is_written_in_blocks_with_the_same_bytes(capsys, tmp_path, monkeypatch):
-    import hpcgym.cli.simulate as simulate_command
+    import hpcgym.sim.schedule_file as schedule_file
 
     argv = ("--jobs", "200", "--node-size", "8", "--schedule-out")
     simulate_json(capsys, *argv, str(tmp_path / "whole.csv"))
     simulate_json(capsys, *argv, str(tmp_path / "s.json"))
-    monkeypatch.setattr(simulate_command, "_CSV_ROWS", 7)  # blocks end everywhere, mid-file
+    monkeypatch.setattr(schedule_file, "_CSV_ROWS", 7)  # blocks end everywhere, mid-file
     simulate_json(capsys, *argv, str(tmp_path / "blocks.csv"))
     text = (tmp_path / "blocks.csv").read_text()
     assert text == (tmp_path / "whole.csv").read_text()

@@ -313,9 +313,10 @@ def test_a_missing_extra_names_the_pip_install_that_adds_it(monkeypatch):
         require("plot", what="--plot")
     assert str(info.value) == "--plot needs matplotlib, which is not installed: pip install 'hpcgym[plot]'"
     assert isinstance(info.value, ImportError) and isinstance(info.value, HpcGymError)
-    with pytest.raises(InvalidConfigError, match="unknown extra 'plots'; known: plot, rl, cp, ray, learn"):
+    known = "plot, rl, cp, ray, learn, stats"
+    with pytest.raises(InvalidConfigError, match=f"unknown extra 'plots'; known: {known}"):
         require("plots", what="x")
-    assert set(EXTRAS) == {"plot", "rl", "cp", "ray", "learn"}
+    assert set(EXTRAS) == {"plot", "rl", "cp", "ray", "learn", "stats"}
 
 
 def test_the_training_script_checks_its_extra_before_any_work(monkeypatch):

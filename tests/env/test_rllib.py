@@ -38,7 +38,28 @@ def test_a_missing_rllib_is_named(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "ray.rllib", None)  # as if not installed
-    with pytest.raises(MissingExtraError, match=r"pip install 'ray\[rllib\]'"):
+    with pytest.raises(MissingExtraError, match=r"pip install 'ray\[rllib\]'") as info:
+        register_rllib_env()
+    assert "make rllib-test" in str(info.value)
+
+
+def test_rllib_without_its_dependencies_names_the_module_and_make_rllib_test(monkeypatch):
+    # issue 27: Ray ships RLlib's code without dm-tree; the docs' snippet failed inside Ray
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray.rllib", None)
+    monkeypatch.setitem(sys.modules, "tree", None)
+    import hpcgym.env.rllib as rllib
+
+    def missing_tree() -> str:
+        try:
+            import tree  # noqa: F401
+        except ImportError as err:
+            return err.name or "tree"
+        return "tree"  # pragma: no cover
+
+    monkeypatch.setattr(rllib, "_rllib_missing", missing_tree)
+    with pytest.raises(MissingExtraError, match=r"no module 'tree'.*make rllib-test"):
         register_rllib_env()
 
 

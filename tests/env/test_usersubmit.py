@@ -55,7 +55,27 @@ def test_ansi_render_shows_the_step_and_the_counts():
         pytest.warns(UserWarning, match="render_modes"),
         pytest.raises(InvalidConfigError, match="render_mode"),
     ):
-        gym.make("hpcgym/UserSubmit-v0", render_mode="human", **SMALL)
+        gym.make("hpcgym/UserSubmit-v0", render_mode="video", **SMALL)  # "human": Gymnasium draws rgb_array
+
+
+def test_rgb_array_render_and_sb3_make_vec_env():
+    # issue 27: make_vec_env asks for render_mode="rgb_array", which this id refused
+    from stable_baselines3.common.env_util import make_vec_env
+
+    from hpcgym.env.rendering import FRAME_SHAPE
+
+    env = gym.make("hpcgym/UserSubmit-v0", render_mode="rgb_array", **SMALL)
+    env.reset(seed=0)
+    env.step(np.array([0, 0]))
+    frame = env.render()
+    assert frame.shape == FRAME_SHAPE and frame.dtype == np.uint8 and len(np.unique(frame)) > 3
+    venv = make_vec_env("hpcgym/UserSubmit-v0", n_envs=2, seed=0, env_kwargs=SMALL)
+    try:
+        venv.reset()
+        obs, _, _, _ = venv.step(np.zeros((2, 2), dtype=np.int64))
+        assert obs.shape[0] == 2
+    finally:
+        venv.close()
 
 
 def test_keep_everything_is_plain_easy_and_the_return_is_minus_the_responses():

@@ -369,3 +369,34 @@ def test_parameter_study_preset_ranks_its_configurations(tmp_path: Path) -> None
         "minimum wi",
         "small wind",
     ]
+
+
+def test_one_configuration_has_one_spelling_and_one_run_key(tmp_path: Path) -> None:
+    base: dict[str, Any] = {"dispatchers": ["easy++"], "traces": ["bundled"], "jobs": 200}
+    words = {"name": "user-history", "k": [1], "propagation": ["no", "yes"], "type": ["ALL"]}
+    flags = {"name": "user-history", "k": [1], "propagation": [False, True], "type": ["all"]}
+    a = SweepSpec.from_mapping({**base, "predictor_grid": [words]})
+    b = SweepSpec.from_mapping({**base, "predictor_grid": [flags]})
+    assert (
+        a.predictors
+        == b.predictors
+        == (
+            "user-history:k=1,propagation=false,type=all",
+            "user-history:k=1,propagation=true,type=all",
+        )
+    )
+    assert [r.key() for r in expand(a)] == [r.key() for r in expand(b)]
+    # mixed in one spec: one run per configuration
+    mixed = SweepSpec.from_mapping(
+        {**base, "predictors": ["user-history:k=1,propagation=NO,type=all"], "predictor_grid": [flags]}
+    )
+    assert len(mixed.predictors) == 2 and len(expand(mixed)) == 2
+    # a table written with one spelling is resumed by the other: nothing is run twice
+    table = tmp_path / "results.csv"
+    assert run_sweep(a, table, processes=1, progress=False).ran == 2
+    again = run_sweep(b, table, processes=1, progress=False)
+    assert (again.skipped, again.ran, len(read_results(table))) == (2, 0, 2)
+    # the shipped preset's spelling is the canonical one: its tables keep their keys
+    preset = SweepSpec.from_file(preset_path("tsafrir-params"), predictor_sample=1)
+    text = preset_path("tsafrir-params").read_text()
+    assert all(f'"{p}"' in text for p in preset.predictors[:16])

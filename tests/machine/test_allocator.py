@@ -232,3 +232,38 @@ def test_stable_argsort_is_numpys_stable_argsort_with_ties_and_nans(values):
 def test_stable_argsort_of_integers_keeps_ties_in_index_order(values):
     keys = np.array(values, dtype=np.int64)
     assert stable_argsort(keys).tolist() == np.argsort(keys, kind="stable").tolist()
+
+
+# ------------------------------------------- edges that mutation testing found unchecked
+def test_weights_take_the_largest_capacity_over_all_nodes():
+    # the largest cores are on node 1, the only GPU on node 0: weights 8/8 and 8/1
+    assert best_fit_weights(np.array([[4, 1], [8, 0]])).tolist() == [1, 8]
+
+
+def test_a_type_no_node_has_weighs_nothing_beyond_the_exact_limit():
+    a, b = 2**20 + 7, 2**20 + 9  # coprime: their least common multiple exceeds 2**40
+    weights = best_fit_weights(np.array([[a, b, 0]]))
+    assert weights.tolist() == [round(2**40 / a), round(2**40 / b), 0]
+
+
+@pytest.mark.parametrize("policy", [FIRST_FIT, BEST_FIT])
+def test_a_request_of_nothing_is_placed(policy):
+    m = nodes([[4, 1], [8, 0]], policy=policy)
+    free = np.array([[0, 0], [8, 0]], dtype=np.int64)
+    out = placed(m, free, 2, [0, 0])
+    assert out is not None and len(out) == 2 and all(0 <= i < 2 for i in out)
+    assert free.tolist() == [[0, 0], [8, 0]]
+
+
+def test_take_checked_refuses_the_node_index_one_past_the_last():
+    m = nodes([[4], [4]])
+    free = np.array([[4], [4]], dtype=np.int64)
+    assert take_checked(m, free, np.array([1]), np.array([0, 2])) == -2
+    assert take_checked(m, free, np.array([1]), np.array([2])) == -1
+    assert free.tolist() == [[4], [4]]
+
+
+def test_best_fit_orders_a_machine_of_two_nodes():
+    m = nodes([[8], [8]], policy=BEST_FIT)
+    assert placed(m, [[8], [4]], 1, [4]) == [1]  # node 1 is left with nothing: the best fit
+    assert placed(nodes([[8], [8]]), [[8], [4]], 1, [4]) == [0]

@@ -322,3 +322,103 @@ def test_paired_difference_ci_edge_cases(monkeypatch):
     monkeypatch.setitem(sys.modules, "scipy.stats", None)  # as if scipy were not installed
     with pytest.raises(ImportError, match=r"pip install 'hpcgym\[stats\]'"):
         paired_difference_ci([1.0, 2.0, 4.0], [0.0, 0.5, 1.0])
+
+
+# ------------------------------------------- edges that mutation testing found unchecked
+def test_note_thresholds_are_exactly_100_jobs_and_a_half_share():
+    assert measurement_notes(100, 200, "steady-state") == []  # 100 jobs, 50 %: enough
+    assert len(measurement_notes(99, 198, "steady-state")) == 1  # 99 jobs
+    assert len(measurement_notes(100, 201, "steady-state")) == 1  # 100 jobs, under 50 %
+    assert measurement_notes(100, 100, "all") == []
+    (few,) = measurement_notes(99, 99, "all")
+    assert few == "only 99 jobs are measured: averages over so few jobs are noisy"
+
+
+def test_a_queue_window_of_zero_length_has_an_empty_queue():
+    # one job arrives and starts at 5: the window [5, 5] has no length
+    q = queue_length_distribution(np.array([5.0]), np.array([5.0]))
+    assert q == {"mean": 0.0, "median": 0.0, "p95": 0.0, "max": 0.0}
+    q = queue_length_distribution(np.array([5.0, 5.0]), np.array([5.0, 5.0]), until=5.0)
+    assert q == {"mean": 0.0, "median": 0.0, "p95": 0.0, "max": 0.0}
+
+
+def test_a_schedule_of_zero_makespan_has_zero_utilization(make_workload):
+    w = make_workload([(7, 0, 2, 10), (7, 0, 1, 10)], 4)  # both end as they arrive
+    m = compute_metrics(Simulator(w).run(make_policy("fcfs")), include_all=True)
+    assert m["makespan_s"] == 0.0
+    assert m["utilization"] == 0.0  # not NaN, not a division by zero
+    assert m["queue_length"] == {"mean": 0.0, "median": 0.0, "p95": 0.0, "max": 0.0}
+    assert m["utilization_by_resource"] == {"procs": 0.0}
+
+
+def _gpu_run(first_submit: float):
+    """Two jobs on a machine of 2 cores + 1 GPU and 2 cores: a type of total capacity 1."""
+    from hpcgym.machine import Machine
+    from hpcgym.sim.metrics import resource_utilization
+    from hpcgym.workloads import Workload
+
+    groups = [{"count": 1, "cores": 2, "gpus": 1}, {"count": 1, "cores": 2}]
+    m = Machine.from_dict({"resources": ["cores", "gpus"], "nodes": groups})
+    w = Workload.from_columns(
+        [first_submit, first_submit],
+        [100, 100],
+        None,
+        [100, 100],
+        chunks=[1, 1],
+        per_chunk=[[1, 1], [2, 0]],
+        resources=["cores", "gpus"],
+        machine=m,
+    )
+    return Simulator(w, machine=m).run(make_policy("fcfs")), resource_utilization
+
+
+def test_a_resource_type_of_total_capacity_one_is_measured():
+    schedule, resource_utilization = _gpu_run(0.0)
+    by_resource = resource_utilization(schedule)["by_resource"]
+    # both jobs run 0-100: 3 of 4 cores and the one GPU, over a makespan of 100
+    assert by_resource == {"cores": pytest.approx(0.75), "gpus": pytest.approx(1.0)}
+
+
+def test_the_default_makespan_starts_at_the_first_submit():
+    schedule, resource_utilization = _gpu_run(1000.0)
+    assert schedule.start.tolist() == [1000.0, 1000.0]
+    # makespan 1100 - 1000 = 100 (not 1100 + 1000)
+    by_resource = resource_utilization(schedule)["by_resource"]
+    assert by_resource == {"cores": pytest.approx(0.75), "gpus": pytest.approx(1.0)}
+    assert resource_utilization(schedule, 200.0)["by_resource"]["gpus"] == pytest.approx(0.5)
+
+
+def test_a_single_job_ending_after_the_only_arrival_is_not_steady_state():
+    assert steady_state_mask(np.array([0.0]), np.array([10.0])).tolist() == [False]
+    assert steady_state_mask(np.array([0.0]), np.array([0.0])).tolist() == [True]
+
+
+def test_a_queue_window_ending_before_the_last_start_runs_to_it():
+    submit, start = np.array([0.0, 0.0]), np.array([0.0, 10.0])
+    # one job waits [0, 10): the window runs to the last start whatever ``until`` says
+    assert queue_length_distribution(submit, start, until=5.0) == queue_length_distribution(submit, start)
+    assert queue_length_distribution(submit, start)["mean"] == 1.0
+
+
+def test_an_empty_set_of_jobs_averages_to_nan_without_numpy_warnings():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = job_metrics(np.array([]), np.array([]))
+    assert m["jobs"] == 0 and all(math.isnan(m[k]) for k in ("mean_wait_s", "mean_slowdown", "mean_bsld"))
+
+
+def test_a_makespan_under_a_second_still_measures_utilization():
+    schedule, resource_utilization = _gpu_run(0.0)
+    by_resource = resource_utilization(schedule, 0.5)["by_resource"]
+    assert by_resource == {"cores": pytest.approx(150.0), "gpus": pytest.approx(200.0)}
+
+
+def test_queue_length_series_is_one_step_per_instant():
+    from hpcgym.sim.metrics import queue_length_series
+
+    submit = np.array([0.0, 0.0, 5.0, 7.0])
+    start = np.array([0.0, 10.0, 10.0, np.nan])  # the last job never starts: left out
+    times, lengths = queue_length_series(submit, start)
+    assert times.tolist() == [0.0, 5.0, 10.0] and lengths.tolist() == [1.0, 2.0, 0.0]

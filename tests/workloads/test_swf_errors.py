@@ -256,7 +256,8 @@ def test_an_odd_value_in_an_unused_field_is_a_warning_not_an_error(tmp_path, fie
     tokens = good.split()
     tokens[field - 1] = token
     path = tmp_path / "t.swf"
-    path.write_text(f"; MaxProcs: 8\n{good}\n{' '.join(tokens)}\n{' '.join(tokens)}\n")
+    odd = [" ".join([str(k), *tokens[1:]]) for k in (2, 3)]  # each job its own id
+    path.write_text(f"; MaxProcs: 8\n{good}\n{odd[0]}\n{odd[1]}\n")
     with pytest.warns(TraceWarning) as caught:
         w = read_swf(path)
     assert len(caught) == 1, "one warning per file"
@@ -324,11 +325,12 @@ def test_a_trailing_hash_comment_is_a_wrong_field_count(tmp_path):
 def test_unusual_whitespace_does_not_shift_line_numbers(tmp_path, space):
     good = "1 0 5 10 2 -1 -1 2 20 -1 1 1 1 1 1 1 -1 -1"
     odd = good.replace(" ", space, 3)  # str.splitlines() would break this line in two
+    second = "2" + good[1:]  # its own job id
     bad = good + " 7"
     path = tmp_path / "t.swf"
-    path.write_text(f"; c\n{odd}\n{good}\n{bad}\n", encoding="utf-8")
+    path.write_text(f"; c\n{odd}\n{second}\n{bad}\n", encoding="utf-8")
     _expect_error_at(path, 4)
-    path.write_text(f"; c\n{odd}\n{good}\n", encoding="utf-8")
+    path.write_text(f"; c\n{odd}\n{second}\n", encoding="utf-8")
     assert len(read_swf(path)) == 2
 
 

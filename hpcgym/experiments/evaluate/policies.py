@@ -91,6 +91,13 @@ def load_model(path: str | os.PathLike[str]) -> Any:
     from hpcgym.common.extras import require
 
     p = Path(path)
+    if p.is_dir():
+        inside = sorted(q.name for q in p.glob("*.zip"))[:5]
+        hint = f" (it holds {', '.join(inside)})" if inside else ""
+        raise InvalidConfigError(
+            f"model {p}: is a folder; give a saved model file (.zip) in it{hint}, e.g. "
+            f"{p / (inside[0] if inside else 'best_model.zip')}"
+        )
     if not p.is_file():
         raise InvalidConfigError(f"model: no such file {p}")
     maskable = _model_is_maskable(p)
@@ -107,7 +114,10 @@ def load_model(path: str | os.PathLike[str]) -> Any:
 def _candidate(policy: Any, name: str | None, predictor: str | None) -> Candidate:
     if isinstance(policy, (str, os.PathLike)):
         text = os.fspath(policy)
-        if text.endswith(".zip") or (os.sep in text and Path(text).exists()):
+        # A path object is always a model (``hpcgym evaluate --model`` passes them so, and a
+        # folder named like a preset must not become the preset); a string is one when it
+        # looks like a file path.
+        if not isinstance(policy, str) or text.endswith(".zip") or (os.sep in text and Path(text).exists()):
             from hpcgym.agents.models import read_metadata
 
             model = load_model(text)
@@ -137,18 +147,22 @@ def _candidate(policy: Any, name: str | None, predictor: str | None) -> Candidat
 
 
 def candidates(
-    policies: Sequence[Any] | Mapping[str, Any], reference: str, predictor: str | None
+    policies: Sequence[Any] | Mapping[str, Any], reference: str | None, predictor: str | None
 ) -> list[Candidate]:
     """The policies as :class:`Candidate` objects, the reference preset added last if missing.
+
+    ``reference=None``: none is added (``--reference best`` picks one of the policies).
 
     Raises:
         InvalidConfigError: two policies share a name, or a policy is not usable.
     """
     items = list(policies.items()) if isinstance(policies, Mapping) else [(None, p) for p in policies]
     out = [_candidate(p, n, predictor) for n, p in items]
-    ref = resolve_policy_name(reference)
+    ref = None if reference is None else resolve_policy_name(reference)
     same = [c for c in out if c.name == ref]
-    if not same:
+    if ref is None:
+        pass
+    elif not same:
         out.append(_candidate(ref, None, predictor))
     elif same[0].preset != ref:
         raise InvalidConfigError(

@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from hpcgym.common.files import atomic_path, write_text_atomic
 from hpcgym.common.report import format_table, to_json, write_csv
-from hpcgym.common.stats import paired_difference_ci
+from hpcgym.common.stats import interval_text, paired_difference_ci, paired_t_interval, sign_test
 from hpcgym.experiments.evaluate.policies import Candidate
 from hpcgym.experiments.protocols import PUBLISHED_COLUMNS
 
@@ -32,6 +33,8 @@ SUMMARY_COLUMNS = [
     ("utilization", "util", ".3f"),
     ("invalid_rate", "invalid", ".3f"),
     ("bsld_vs_reference", "bsld - ref [95% CI]", ""),
+    ("bsld_t_interval", "t-interval", ""),
+    ("bsld_sign", "wins (sign p)", ""),
 ]
 """``(key, header, format)`` of the printed summary table."""
 
@@ -64,6 +67,12 @@ SUMMARY_CSV = [
     "bsld_diff",
     "bsld_diff_low",
     "bsld_diff_high",
+    "bsld_diff_t_low",
+    "bsld_diff_t_high",
+    "bsld_wins",
+    "bsld_losses",
+    "bsld_ties",
+    "bsld_sign_p",
     "wait_diff_min",
     "wait_diff_low_min",
     "wait_diff_high_min",
@@ -108,8 +117,16 @@ class Evaluation:
         return to_json(self.to_dict())
 
     def table(self) -> str:
-        """The summary table; with a protocol's published figures, those beside the measured ones."""
-        text = format_table(self.summary, SUMMARY_COLUMNS, self.notes)
+        """The summary table; with a protocol's published figures, those beside the measured ones.
+
+        An agent's kind says where the windows lie for it (``agent: test``, ``agent:
+        transfer``, ``agent: train``; see :mod:`hpcgym.experiments.evaluate.provenance`).
+        """
+        rows = [
+            {**r, "kind": f"{r['kind']}: {r['windows_vs_model']}"} if r.get("windows_vs_model") else r
+            for r in self.summary
+        ]
+        text = format_table(rows, SUMMARY_COLUMNS, self.notes)
         if self.published:
             text += (
                 f"\n\nmean bsld beside the figures published for protocol {self.config['protocol']!r} "
@@ -133,13 +150,14 @@ class Evaluation:
         d = Path(out)
         d.mkdir(parents=True, exist_ok=True)
         files = [d / "evaluation.json", d / "summary.csv", d / "windows.csv"]
-        files[0].write_text(self.to_json() + "\n")
+        write_text_atomic(files[0], self.to_json() + "\n")
         write_csv(files[1], self.summary, SUMMARY_CSV)
         write_csv(files[2], self.window_rows(), WINDOW_CSV)
         if plots:
             files += [d / f"{name}.png" for name in FIGURES]
-            self.box_figure().savefig(files[3], dpi=100)
-            self.paired_figure().savefig(files[4], dpi=100)
+            for fig, path in ((self.box_figure(), files[3]), (self.paired_figure(), files[4])):
+                with atomic_path(path) as tmp:
+                    fig.savefig(tmp, dpi=100)
         return files
 
     def _spread(self, values: Sequence[float]) -> bool:
@@ -250,21 +268,32 @@ def _summarize(
             ),
         }
         nan = float("nan")
-        bd = bl = bh = wd = wl = wh = nan
+        bd = bl = bh = wd = wl = wh = tl = th = nan
+        signs = None
         if c.name != reference:
             ref_bsld = np.array([r["mean_bsld"] for r in ref])
             ref_wait = np.array([r["mean_wait_s"] for r in ref]) / 60.0
             kw = {"confidence": confidence, "n_resamples": n_resamples, "seed": seed}
             bd, bl, bh = paired_difference_ci(bsld, ref_bsld, **kw)  # type: ignore[arg-type]
             wd, wl, wh = paired_difference_ci(wait, ref_wait, **kw)  # type: ignore[arg-type]
+            _, tl, th = paired_t_interval(bsld, ref_bsld, confidence=confidence)
+            signs = sign_test(bsld, ref_bsld)
         row.update(
             bsld_diff=bd,
             bsld_diff_low=bl,
             bsld_diff_high=bh,
+            bsld_diff_t_low=tl,
+            bsld_diff_t_high=th,
+            bsld_wins=None if signs is None else signs.below,
+            bsld_losses=None if signs is None else signs.above,
+            bsld_ties=None if signs is None else signs.ties,
+            bsld_sign_p=None if signs is None else signs.p_value,
             wait_diff_min=wd,
             wait_diff_low_min=wl,
             wait_diff_high_min=wh,
         )
         row["bsld_vs_reference"] = "(reference)" if c.name == reference else vs_reference(bd, bl, bh)
+        row["bsld_t_interval"] = "" if c.name == reference else interval_text(tl, th, why="one window")
+        row["bsld_sign"] = "" if signs is None else signs.text()
         out.append(row)
     return out

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from hpcgym.common.files import atomic_path
 from hpcgym.experiments.sweep.spec import SweepSpec
 
 
@@ -64,7 +65,7 @@ def write_figures(spec: SweepSpec, rows: Sequence[Mapping[str, Any]], folder: Pa
 
         return paramstudy.write_study(rows, folder, title=spec.name)
     path = folder / "wait_bsld_vs_load.png"
-    load_figure(rows, title=f"{spec.name}: wait and bounded slowdown against offered load").savefig(
-        path, dpi=100
-    )
+    fig = load_figure(rows, title=f"{spec.name}: wait and bounded slowdown against offered load")
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=100)
     return [path]

@@ -7,6 +7,7 @@ sweep would take.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hpcgym.experiments.sweep.backends import _local, _ray, check_run_options
+from hpcgym.experiments.sweep.backends import _local, _ray, check_address, check_run_options
 from hpcgym.experiments.sweep.runs import _options, expand, load_traces, offered_load, run_one
 from hpcgym.experiments.sweep.spec import SweepSpec
 from hpcgym.experiments.sweep.table import ResultsTable, read_results
@@ -73,8 +74,8 @@ def run_sweep(
         spec: the sweep.
         out: the CSV results table (created, or resumed: runs whose key it holds are skipped).
         backend: ``"local"`` (a process pool) or ``"ray"``.
-        address: with ``backend="ray"``: a cluster (``"auto"``, ``"ray://host:10001"``);
-            None starts a local Ray.
+        address: with ``backend="ray"``: a cluster (the head's ``"HOST:PORT"``, ``"auto"``,
+            ``"ray://host:10001"``); None starts a local Ray.
         processes: local workers (default: one per core, at most one per run); with a
             local Ray, its CPUs.
         max_runs: stop after this many new runs (the rest is left for the next call).
@@ -87,12 +88,20 @@ def run_sweep(
     Raises:
         InvalidConfigError: an unknown backend, ``address`` without Ray, or a bad count.
         MissingExtraError: ``backend="ray"`` without Ray installed.
+        ClusterConnectionError: nothing answers at ``address``, or the cluster refuses this
+            process (checked before the table is touched).
+        KeyboardInterrupt: Ctrl-C, or SIGTERM within
+            :func:`~hpcgym.common.signals.terminate_as_interrupt` (as its subclass
+            :class:`~hpcgym.common.signals.Terminated`): the finished runs are in the table,
+            the workers are ended.
     """
     check_run_options(backend, address, processes, max_runs)
     if backend == "ray":
         from hpcgym.common.extras import require
 
         require("ray", what="--backend ray")
+        if address is not None:
+            check_address(address)  # before any table is written or trace read
     t0 = time.perf_counter()
     loaded = dict(traces) if traces is not None else load_traces(spec)
     runs = expand(spec, {t: offered_load(w) for t, w in loaded.items()})
@@ -116,13 +125,20 @@ def run_sweep(
         else:
             procs = min(processes or os.cpu_count() or 1, len(pending))
             rows = _local(loaded, pending, options, procs)
-        try:
-            for row in rows:
-                table.append(row)
-                ran += 1
-                bar.update(1)
-        finally:
-            bar.close()
+        # Ray prints its messages about lost nodes and retried tasks to stdout, from a thread
+        # of its own, until it shuts down: stderr, so that stdout holds only the command's output
+        quiet = contextlib.redirect_stdout(sys.stderr) if backend == "ray" else contextlib.nullcontext()
+        with quiet:
+            try:
+                for row in rows:
+                    table.append(row)
+                    ran += 1
+                    bar.update(1)
+            finally:
+                bar.close()
+                close = getattr(rows, "close", None)
+                if close is not None:  # now, not when the traceback lets go: the workers end here
+                    close()
     wanted = {cfg.key(options): i for i, cfg in enumerate(runs)}
     mine = [r for r in read_results(table.path) if r["key"] in wanted]
     mine.sort(key=lambda r: wanted[r["key"]])

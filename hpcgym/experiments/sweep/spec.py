@@ -94,7 +94,9 @@ class SweepSpec:
             trace catalogue (``hpcgym traces list``), or ``"bundled"``.
         predictors: predictor strings (``hpcgym predictors``, ``NAME:key=value``);
             ``"preset"`` is the dispatcher's own predictor (the default when neither this
-            nor ``predictor_grid`` is given).
+            nor ``predictor_grid`` is given). Each is kept in one spelling
+            (:func:`canonical_predictor`), so ``propagation=no`` and ``propagation=false``
+            are one configuration with one run key.
         predictor_grid: tables such as ``{"name": "user-avg", "k": [1, 2], "full": [true,
             false]}``: the product of each table's parameter values, as
             ``NAME:key=value,...`` strings in the table's key order, is added to
@@ -164,8 +166,11 @@ class SweepSpec:
         if n is not None and n < len(grid):
             pick = np.random.default_rng(self.sample_seed).choice(len(grid), size=n, replace=False)
             grid = [grid[i] for i in sorted(pick.tolist())]
-        # the explicit predictors always run; a sampled grid string equal to one runs once
-        predictors = self.predictors + tuple(g for g in grid if g not in self.predictors)
+        # one spelling per configuration (the run key hashes it), then: the explicit
+        # predictors always run; a sampled grid string equal to one runs once
+        explicit = tuple(canonical_predictor(p) if isinstance(p, str) else p for p in self.predictors)
+        grid = list(dict.fromkeys(canonical_predictor(g) for g in grid))
+        predictors = explicit + tuple(g for g in grid if g not in explicit)
         object.__setattr__(self, "predictors", predictors or (PRESET_PREDICTOR,))
         for key in ("dispatchers", "traces", "predictors"):
             values = getattr(self, key)
@@ -252,6 +257,57 @@ class SweepSpec:
         if isinstance(data, Mapping):
             data = {"name": p.stem, **data, **overrides}
         return cls.from_mapping(data, source=str(p))
+
+
+def _value_text(value: Any) -> str:
+    """A parameter value as a predictor string writes it: ``true``/``false``, ``none``, the number."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def canonical_predictor(text: str) -> str:
+    """One spelling of the predictor string ``text``: the registered name, each value in one form.
+
+    The parameters keep their order and the ``+`` modifiers stay as written; each value
+    is written in one form, so that a sweep's run key (which hashes the string) is the
+    same however a spec spelt it: a ``user-history`` configuration's values as
+    :class:`~hpcgym.predict.UserHistoryConfig` reads them (``propagation=no``, ``=False``
+    and ``=false`` are all ``false``; ``type=ext`` is ``extended``), any other
+    predictor's as :func:`~hpcgym.common.registry.parse_value` reads them (``True`` is
+    ``true``, ``2.50`` is ``2.5``). ``"preset"`` and a string that does not parse are
+    returned as given (the spec's checks then name what is wrong).
+
+    >>> canonical_predictor("user-history:propagation=no,type=EXT,k=2")
+    'user-history:propagation=false,type=extended,k=2'
+    >>> canonical_predictor("W+pcor"), canonical_predictor("user-avg:k=03,full=True")
+    ('walltime+pcor', 'user-avg:k=3,full=true')
+    """
+    from hpcgym.common.registry import parse_value
+    from hpcgym.predict import UserHistoryConfig, resolve_predictor_name
+
+    if text == PRESET_PREDICTOR:
+        return text
+    base, plus, mods = text.partition("+")
+    name, _, params = base.partition(":")
+    try:
+        canonical = resolve_predictor_name(name.strip())
+        if not params.strip():
+            return canonical + plus + mods
+        items = [item.partition("=") for item in params.split(",")]
+        if any(not eq or not k.strip() for k, eq, _ in items):
+            return text
+        if canonical == "user-history":
+            config = UserHistoryConfig.parse(f"{canonical}:{params}")
+            values = [getattr(config, k.strip()) for k, _, _ in items]
+        else:
+            values = [parse_value(v.strip()) for _, _, v in items]
+    except (UnknownNameError, InvalidConfigError, AttributeError):
+        return text
+    written = ",".join(f"{k.strip()}={_value_text(v)}" for (k, _, _), v in zip(items, values, strict=True))
+    return f"{canonical}:{written}{plus}{mods}"
 
 
 def predictor_grid_names(grid: Iterable[Mapping[str, Any]], source: str = "flags") -> list[str]:

@@ -8,6 +8,7 @@ A training sweep uses the same table with its own columns and cell types.
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.common.files import atomic_path, write_text_atomic
 
 PARAMETER_COLUMNS = ("key", "trace", "jobs", "offset", "dispatcher", "predictor", "load", "seed")
 """A run's parameters, as the table holds them (``jobs`` empty: the whole trace)."""
@@ -93,8 +95,9 @@ class ResultsTable:
         else:
             self.rows = []
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "w", newline="") as fh:
-                csv.writer(fh).writerow(self.columns)
+            header = io.StringIO(newline="")
+            csv.writer(header).writerow(self.columns)
+            write_text_atomic(self.path, header.getvalue())
 
     def append(self, *rows: Mapping[str, Any]) -> None:
         """Write ``rows`` (of one run) in one write and flush it to the operating system."""
@@ -176,4 +179,5 @@ def write_parquet(
 
     pq = _pyarrow_parquet("--parquet")
     table = pa.table({c: [r.get(c) for r in rows] for c in columns})
-    pq.write_table(table, path)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp)

@@ -16,7 +16,10 @@ processes, each trial in a fresh worker state; one process: in this one); ``ray`
 trial as a Ray Tune trial (a function trainable under ``tune.Tuner``, 1 CPU per trial,
 ``n_envs`` CPUs when ``n_envs > 1``; Tune's files under ``OUT/tune``), which reports the
 validation score to Tune after every validation of the training (``validation_mean_bsld``)
-and the trial's rows at the end. Training is deterministic on CPU with ``torch_threads = 1``
+and the trial's rows at the end. A trial whose worker is lost (its node lost, its process
+killed) is run again from its start, up to :data:`TRIAL_RETRIES` times; a trial's own error
+is not (it would fail again) and ends the sweep with a :class:`~hpcgym.common.errors.TrialError`
+once the other trials are done. Training is deterministic on CPU with ``torch_threads = 1``
 (the default), so both backends write the same table apart from the timing columns
 (:data:`~hpcgym.experiments.sweep.train_spec.TIMING_COLUMNS`), as
 ``tests/experiments/test_sweep_train.py`` checks.
@@ -33,16 +36,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import io
 import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from hpcgym.common.errors import TrialError
-from hpcgym.experiments.sweep.backends import check_run_options, pool_results, start_ray
+from hpcgym.common.files import write_text_atomic
+from hpcgym.experiments.sweep.backends import check_address, check_run_options, pool_results, start_ray
 from hpcgym.experiments.sweep.running import SweepResult, progress_bar
 from hpcgym.experiments.sweep.table import ResultsTable, read_results
 from hpcgym.experiments.sweep.train_spec import (
@@ -135,7 +140,7 @@ def run_trial(trial: Trial, out: str | os.PathLike[str]) -> list[dict[str, Any]]
 
 
 # ---------------------------------------------------------------------------- backends
-def _local(trials: Sequence[Trial], out: Path, processes: int) -> Iterator[list[dict[str, Any]]]:
+def _local(trials: Sequence[Trial], out: Path, processes: int) -> Generator[list[dict[str, Any]], None, None]:
     """Each trial's rows as it finishes, on ``processes`` spawned workers (1: in this process).
 
     Spawned, not forked: a worker never inherits torch's or numba's threads of this process.
@@ -183,6 +188,15 @@ def _trial_from(data: Mapping[str, Any]) -> Trial:
     )
 
 
+TRIAL_RETRIES = 2
+"""How many times Ray Tune runs a trial again, from its start, after it lost its worker (a
+node lost, a worker process killed): Tune's ``FailureConfig(max_failures=...)``. A trial's
+own error (a bad setting, a bug) is not retried: it is reported as :data:`TRIAL_ERROR`."""
+
+TRIAL_ERROR = "trial_error"
+"""The metric a Tune trial reports instead of its rows when training or evaluation raised."""
+
+
 def _tune_trainable(config: dict[str, Any]) -> None:
     """A Tune function trainable: one trial; validation scores as training goes, rows at the end."""
     from ray import tune
@@ -194,8 +208,12 @@ def _tune_trainable(config: dict[str, Any]) -> None:
     def report(row: dict[str, Any]) -> None:
         tune.report({"timesteps": row["timesteps"], "validation_mean_bsld": row["mean_bsld"]})
 
-    with validation_listener(report):
-        rows = run_trial(trial, config["out"])
+    try:
+        with validation_listener(report):
+            rows = run_trial(trial, config["out"])
+    except Exception as err:  # the trial's own error: the same on a retry (training is deterministic)
+        tune.report({TRIAL_ERROR: f"{type(err).__name__}: {err}"})
+        return
     tune.report(
         {
             "timesteps": rows[0]["timesteps"],
@@ -231,35 +249,47 @@ def _tune(
             if "rows_json" in result:
                 on_rows(json.loads(result["rows_json"]))
 
-    started = start_ray(address, processes)
-    try:
-        tuner = tune.Tuner(
-            tune.with_resources(_tune_trainable, _trial_cpus),
-            param_space={
-                "trial": tune.grid_search([_trial_to(t) for t in trials]),
-                "out": str(out.resolve()),
-            },
-            tune_config=tune.TuneConfig(trial_dirname_creator=_trial_dirname),
-            run_config=tune.RunConfig(
-                name=time.strftime("trials-%Y%m%d-%H%M%S"),
-                storage_path=str((out / "tune").resolve()),
-                verbose=0,
-                callbacks=[Collect()],
-            ),
-        )
-        with contextlib.redirect_stdout(sys.stderr):  # Tune's own tables: not in --json output
-            grid = tuner.fit()
-        failed = [grid[i] for i in range(len(grid)) if grid[i].error is not None]
-        if failed:
-            first = failed[0]
-            message = str(first.error).strip().splitlines()[-1]
-            raise TrialError(
-                f"{len(failed)} of {len(trials)} training trial(s) failed on Ray Tune; the first "
-                f"({first.path}): {message}; the finished trials are in the table: fix and run again"
+    # Tune's tables, and Ray's messages about lost nodes (printed from a thread of its own
+    # until Ray shuts down): stderr, so that stdout holds only the command's output (--json)
+    with contextlib.redirect_stdout(sys.stderr):
+        started = start_ray(address, processes)
+        try:
+            tuner = tune.Tuner(
+                tune.with_resources(_tune_trainable, _trial_cpus),
+                param_space={
+                    "trial": tune.grid_search([_trial_to(t) for t in trials]),
+                    "out": str(out.resolve()),
+                },
+                tune_config=tune.TuneConfig(trial_dirname_creator=_trial_dirname),
+                run_config=tune.RunConfig(
+                    name=time.strftime("trials-%Y%m%d-%H%M%S"),
+                    storage_path=str((out / "tune").resolve()),
+                    verbose=0,
+                    callbacks=[Collect()],
+                    failure_config=tune.FailureConfig(max_failures=TRIAL_RETRIES),
+                ),
             )
-    finally:
-        if started:
-            ray.shutdown()
+            grid = tuner.fit()
+            results = [grid[i] for i in range(len(grid))]
+            own = [r for r in results if r.error is None and TRIAL_ERROR in (r.metrics or {})]
+            if own:
+                raise TrialError(
+                    f"{len(own)} of {len(trials)} training trial(s) failed on Ray Tune; the first "
+                    f"({own[0].path}): {(own[0].metrics or {})[TRIAL_ERROR]}; the finished trials are in the "
+                    "table: fix and run again"
+                )
+            lost = [r for r in results if r.error is not None]
+            if lost:
+                message = str(lost[0].error).strip().splitlines()[-1]
+                raise TrialError(
+                    f"{len(lost)} of {len(trials)} training trial(s) lost their Ray worker "
+                    f"{TRIAL_RETRIES + 1} times (a node or worker process lost; each was run again from "
+                    f"its start {TRIAL_RETRIES} times); the first ({lost[0].path}): {message}; the "
+                    "finished trials are in the table: run the same command to resume"
+                )
+        finally:
+            if started:
+                ray.shutdown()
 
 
 # ---------------------------------------------------------------------------- running
@@ -276,8 +306,9 @@ def _open_table(spec: TrainSweepSpec, path: Path) -> ResultsTable:
 
         with open(path, newline="") as fh:
             lines = list(csv.reader(fh))
-        with open(path, "w", newline="") as fh:
-            csv.writer(fh).writerows([lines[0], *(c for c in lines[1:] if c[0] not in partial)])
+        text = io.StringIO(newline="")
+        csv.writer(text).writerows([lines[0], *(c for c in lines[1:] if c[0] not in partial)])
+        write_text_atomic(path, text.getvalue())
         table = ResultsTable(path, cols, _parse_cell)
     return table
 
@@ -298,7 +329,8 @@ def run_train_sweep(
         spec: the training sweep.
         out: the sweep's folder: ``results.csv``, ``runs/NAME`` per trial, ``tune/`` (Ray).
         backend: ``"local"`` (a process pool) or ``"ray"`` (Ray Tune trials).
-        address: with ``backend="ray"``: a cluster (``"auto"``, ``"ray://host:10001"``).
+        address: with ``backend="ray"``: a cluster (the head's ``"HOST:PORT"``, ``"auto"``,
+            ``"ray://host:10001"``).
         processes: local workers (default: one per core, or per ``n_envs`` cores when
             the trials train on several environments; at most one per trial); with a
             local Ray, its CPUs.
@@ -312,7 +344,9 @@ def run_train_sweep(
     Raises:
         InvalidConfigError: an unknown backend, ``address`` without Ray, or a bad count.
         MissingExtraError: the ``rl`` extra (or Ray, for ``backend="ray"``) is missing.
-        TrialError: a Ray Tune trial failed.
+        TrialError: a Ray Tune trial failed (its own error, or its worker lost more than
+            :data:`TRIAL_RETRIES` times).
+        ClusterConnectionError: nothing answers at ``address``, or the cluster refuses this process.
     """
     from hpcgym.common.extras import require
 
@@ -320,6 +354,8 @@ def run_train_sweep(
     require("rl", what="a training sweep")
     if backend == "ray":
         require("ray", "ray", "ray.tune", what="--backend ray (Ray Tune trials): pip install 'hpcgym[ray]'")
+        if address is not None:
+            check_address(address)  # before any table is written or trace read
     t0 = time.perf_counter()
     folder = Path(out)
     trials = spec.trials()
@@ -343,8 +379,12 @@ def run_train_sweep(
                 _tune(pending, folder, address, processes, append)
             else:
                 procs = min(processes or _default_workers(pending), len(pending))
-                for rows in _local(pending, folder, procs):
-                    append(rows)
+                finished = _local(pending, folder, procs)
+                try:
+                    for rows in finished:
+                        append(rows)
+                finally:  # now, not when the traceback lets go: the workers end here
+                    finished.close()
         finally:
             bar.close()
     order = {t.key(): i for i, t in enumerate(trials)}
