@@ -89,6 +89,19 @@ def control_characters(line: str) -> str | None:
     )
 
 
+def first_control_line(lines: Iterable[str], what: str = "text") -> str:
+    """``line I holds only white space and N control characters ...: not WHAT`` for the first
+    line that holds them, or ``""``: why a file that looks empty is not.
+
+    >>> first_control_line(["", "\x1c\x1c"])
+    'line 2 holds only white space and 2 control characters (the first 0x1C at column 1): not text'
+    """
+    for i, line in enumerate(lines, 1):
+        if found := control_characters(line):
+            return f"line {i} holds only white space and {found}: not {what}"
+    return ""
+
+
 def read_toml_or_yaml(path: Path, what: str) -> Any:
     """The parsed contents of a TOML file, or of a YAML file (``.yaml``, ``.yml``) with PyYAML.
 

@@ -75,7 +75,7 @@ def paired_difference_ci(
         return mean, mean, mean
     from hpcgym.common.extras import require
 
-    require("stats", what="confidence intervals")
+    require("stats", "scipy.stats", what="confidence intervals")
     from scipy.stats import bootstrap
 
     res = bootstrap(
@@ -135,7 +135,7 @@ def paired_t_interval(
         return mean, mean, mean
     from hpcgym.common.extras import require
 
-    require("stats", what="confidence intervals")
+    require("stats", "scipy.stats", what="confidence intervals")
     from scipy.stats import t
 
     quantile = float(t.ppf((1.0 + confidence) / 2.0, len(diff) - 1))

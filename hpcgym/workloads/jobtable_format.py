@@ -27,7 +27,7 @@ import numpy as np
 
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError, TraceFormatError
 from hpcgym.common.extras import _pyarrow_parquet
-from hpcgym.common.files import control_characters, read_text
+from hpcgym.common.files import first_control_line, read_text
 from hpcgym.machine import parse_select
 from hpcgym.workloads.workload import _EXACT
 
@@ -148,14 +148,7 @@ def _read_csv(path: Path, name: str) -> _Table:
     lines = read_text(path, name).split("\n")
     header, first = commented_header(lines)
     if first == len(lines):
-        control = next(
-            (
-                f"line {i} holds only white space and {c}: not text"
-                for i, line in enumerate(lines, 1)
-                if (c := control_characters(line))
-            ),
-            "",
-        )
+        control = first_control_line(lines)
         if control:
             raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row ({control})")
         raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row (the column names)")

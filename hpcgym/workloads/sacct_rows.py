@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from hpcgym.common.errors import EmptyWorkloadError, TraceFormatError
-from hpcgym.common.files import control_characters, read_text
+from hpcgym.common.files import first_control_line, read_text
 from hpcgym.workloads.jobtable_format import commented_header
 from hpcgym.workloads.sacct_fields import (
     UNKNOWN_TIMES,
@@ -115,14 +115,7 @@ def _read_log(path: Path, name: str) -> _Log:
     lines = read_text(path, name).split("\n")
     header, first = commented_header(lines)
     if first == len(lines):
-        control = next(
-            (
-                f"line {i} holds only white space and {c}: not text"
-                for i, line in enumerate(lines, 1)
-                if (c := control_characters(line))
-            ),
-            "",
-        )
+        control = first_control_line(lines)
         if control:
             raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row ({control})")
         raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row (the sacct field names)")

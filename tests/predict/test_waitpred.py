@@ -484,7 +484,7 @@ def test_cli_compares_apq_with_a_confidence_interval(tmp_path, capsys):
         "--test-first",
         "2001",
         "--test-last",
-        "3000",
+        "5000",
         "--no-progress",
         "--json",
         str(tmp_path / "w.json"),
@@ -492,13 +492,14 @@ def test_cli_compares_apq_with_a_confidence_interval(tmp_path, capsys):
     argv += ["--predictions", str(tmp_path / "p.csv")]
     assert main(argv) == 0
     out = capsys.readouterr().out
-    assert re.search(r"apq - qbets: AAE [-+]\d+\.\d\d h, 95 % CI \[", out)
+    # three blocks of 1,000 test jobs: a real interval (one block would say "no interval")
+    assert re.search(r"apq - qbets: AAE [-+]\d+\.\d\d h, 95 % CI \[[-+]\d+\.\d\d, [-+]\d+\.\d\d\] over 3 ", out)
     assert re.search(
         r"AAE \[h\] apq / qbets on the jobs of each APQ model: "
         r"sdm [\d,]+ jobs \d+\.\d\d / ",
         out,
     )
     data = json.loads((tmp_path / "w.json").read_text())
-    assert data["comparisons"][0]["blocks"] == 1 and data["rows"][0]["cases"]
+    assert data["comparisons"][0]["blocks"] == 3 and data["rows"][0]["cases"]
     lines = (tmp_path / "p.csv").read_text().splitlines()
-    assert lines[0] == "method,job,predicted_s,actual_s,case" and len(lines) == 1 + 2 * 1000
+    assert lines[0] == "method,job,predicted_s,actual_s,case" and len(lines) == 1 + 2 * 3000

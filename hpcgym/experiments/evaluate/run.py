@@ -113,6 +113,13 @@ def evaluate(
     cands = candidates(policies, None if best else reference, predictor)
     warm = episodes.WarmStart(w, warm_policy) if warm_start else None
     held_split = proto.held_out if proto is not None else split == "test"
+    # every agent's environment arguments checked before anything runs (a model's own split
+    # fractions first: windows of other fractions would also overlap its training jobs)
+    setups = {
+        c.name: agent_env_kwargs(c, env_kwargs, predictor, split_fractions)
+        for c in cands
+        if c.kind == "agent"
+    }
     # where the windows lie for each saved model: a test split that holds its training jobs is an error
     for_models = {
         c.name: model_windows(c.name, c.metadata, w, offsets, window_jobs)
@@ -133,12 +140,6 @@ def evaluate(
     else:
         ref = resolve_policy_name(reference)
     per_window: dict[str, list[dict[str, Any]]] = {c.name: [] for c in cands}
-    # every agent's environment arguments checked before anything runs
-    setups = {
-        c.name: agent_env_kwargs(c, env_kwargs, predictor, split_fractions)
-        for c in cands
-        if c.kind == "agent"
-    }
     agent_env = {name: {"predictor": pred, **kw} for name, (pred, kw) in setups.items()}
     t0 = time.perf_counter()
     for ci, c in enumerate(cands):
