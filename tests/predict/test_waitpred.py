@@ -493,7 +493,8 @@ def test_cli_compares_apq_with_a_confidence_interval(tmp_path, capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     # three blocks of 1,000 test jobs: a real interval (one block would say "no interval")
-    assert re.search(r"apq - qbets: AAE [-+]\d+\.\d\d h, 95 % CI \[[-+]\d+\.\d\d, [-+]\d+\.\d\d\] over 3 ", out)
+    interval = r"95 % CI \[[-+]\d+\.\d\d, [-+]\d+\.\d\d\] over 3 "
+    assert re.search(r"apq - qbets: AAE [-+]\d+\.\d\d h, " + interval, out)
     assert re.search(
         r"AAE \[h\] apq / qbets on the jobs of each APQ model: "
         r"sdm [\d,]+ jobs \d+\.\d\d / ",
