@@ -144,14 +144,26 @@ def _header_names(path: str, names: Sequence[str], line: int | None) -> list[str
     return out
 
 
-def _read_csv(path: Path, name: str) -> _Table:
+def header_row(path: Path, name: str, names: str) -> tuple[list[str], dict[str, str], int]:
+    """The file's lines, its ``# Key: value`` header (:func:`commented_header`) and the index of
+    its header row.
+
+    Raises:
+        EmptyWorkloadError: no header row; the message says what it should hold (``names``),
+            or which line holds only control characters.
+    """
     lines = read_text(path, name).split("\n")
     header, first = commented_header(lines)
     if first == len(lines):
         control = first_control_line(lines)
         if control:
             raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row ({control})")
-        raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row (the column names)")
+        raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row ({names})")
+    return lines, header, first
+
+
+def _read_csv(path: Path, name: str) -> _Table:
+    lines, header, first = header_row(path, name, "the column names")
     reader = csv.reader(io.StringIO("\n".join(lines[first:])))
     names = _header_names(name, next(reader), first + 1)
     columns: dict[str, list[Any]] = {c: [] for c in names}

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from hpcgym.common.errors import EmptyWorkloadError, TraceFormatError
-from hpcgym.common.files import first_control_line, read_text
-from hpcgym.workloads.jobtable_format import commented_header
+from hpcgym.common.errors import TraceFormatError
+from hpcgym.workloads.jobtable_format import header_row
 from hpcgym.workloads.sacct_fields import (
     UNKNOWN_TIMES,
     Instant,
@@ -112,13 +111,7 @@ class _Job:
 
 
 def _read_log(path: Path, name: str) -> _Log:
-    lines = read_text(path, name).split("\n")
-    header, first = commented_header(lines)
-    if first == len(lines):
-        control = first_control_line(lines)
-        if control:
-            raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row ({control})")
-        raise EmptyWorkloadError(f"{name}: no jobs: the file has no header row (the sacct field names)")
+    lines, header, first = header_row(path, name, "the sacct field names")
     names = lines[first].split("|")
     trailing = len(names) > 1 and not names[-1].strip()  # --parsable ends every line with '|'
     if trailing:
