@@ -1,5 +1,14 @@
 """Engine throughput: FCFS and EASY-W over full PWA traces (in-process simulation time).
 
+Each figure is also given in *CartPole steps*: the run's seconds times the steps per
+second of Gymnasium's ``CartPole-v1`` with random actions, measured in the same process
+just before (:func:`cartpole_rate`): a yardstick that moves with the machine, so figures
+of different machines and loads compare. On the full SDSC-SP2 log the built-in
+dispatchers are timed on both paths of the engine, the compiled event loop (the default,
+:mod:`hpcgym.baselines._loop`) and the Python loop (``Simulator.run(compiled=False)``),
+in the same run, with their ratio; EASY++ (whose predictor revises predictions) takes the
+Python loop.
+
 ``make bench`` calls :func:`run`. Run directly, it times one preset with one predictor on
 one trace, e.g. EASY++ (whose predictor revises running jobs' predictions)::
 
@@ -11,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -26,20 +36,48 @@ TRACES = (
 REPEATS = 3
 
 
-def time_policy(workload, policy: str, predictor: str | None = None, repeats: int = REPEATS) -> dict:
-    """Median in-process seconds of ``repeats`` runs (after one warm-up that compiles kernels)."""
+def cartpole_rate(seconds: float = 1.0) -> float:
+    """Random-action steps per second of ``gym.make("CartPole-v1")`` (resets included)."""
+    import gymnasium as gym
+
+    env = gym.make("CartPole-v1")
+    env.reset(seed=0)
+    env.action_space.seed(0)
+    steps = 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(1000):
+            _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+            if terminated or truncated:
+                env.reset()
+        steps += 1000
+    return steps / (time.perf_counter() - t0)
+
+
+def time_policy(
+    workload, policy: str, predictor: str | None = None, repeats: int = REPEATS, compiled: bool = True
+) -> dict:
+    """Median in-process seconds of ``repeats`` runs (after one warm-up that compiles kernels).
+
+    ``sim_seconds`` is the run itself; ``run_seconds`` adds building the engine for the
+    workload (``Simulator(...)``) and the schedule, what a user's call costs.
+    """
     secs = []
+    total = []
     for i in range(repeats + 1):
+        t0 = time.perf_counter()
         sim = Simulator(workload, predictor=preset_predictor(policy, predictor))
-        s = sim.run(make_policy(policy), progress=False)
+        s = sim.run(make_policy(policy), progress=False, compiled=compiled)
         if i:
             secs.append(s.sim_seconds)
+            total.append(time.perf_counter() - t0)
     med = statistics.median(secs)
     return {
-        "what": f"{policy} {s.predictor}",
+        "what": f"{policy} {s.predictor}" + ("" if compiled else " (Python loop)"),
         "trace": workload.name,
         "jobs": len(workload),
         "sim_seconds": med,
+        "run_seconds": statistics.median(total),
         "jobs_per_second": len(workload) / med,
         "decisions": s.decisions,
         "decision_us": 1e6 * med / max(s.decisions, 1),
@@ -59,9 +97,19 @@ def present_traces(traces: Path, names: Iterable[str | tuple[str, int | None]]) 
 
 def run(traces: Path) -> list[dict]:
     rows = []
+    rate = cartpole_rate()
     for w in present_traces(traces, TRACES):
-        for policy in ("fcfs", "easy"):
-            rows.append(time_policy(w, policy))
+        both = w.name.startswith("SDSC-SP2")
+        for policy in ("fcfs", "easy", *(("easy++",) if both else ())):
+            fast = time_policy(w, policy)
+            rows.append(fast)
+            if both and policy != "easy++":
+                slow = time_policy(w, policy, compiled=False)
+                fast["python_loop_ratio"] = slow["run_seconds"] / fast["run_seconds"]
+                rows.append(slow)
+    for row in rows:
+        row["cartpole_steps_per_second"] = rate
+        row["cartpole_steps"] = row["run_seconds"] * rate
     return rows
 
 
@@ -78,7 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     from hpcgym.workloads import default_trace_path
 
     w = read_swf(args.trace if args.trace is not None else default_trace_path(), procs=args.procs)
-    print(json.dumps(time_policy(w, args.policy, args.predictor, args.repeats)))
+    rate = cartpole_rate()
+    row = time_policy(w, args.policy, args.predictor, args.repeats)
+    row["cartpole_steps"] = row["run_seconds"] * rate
+    print(json.dumps(row))
     return 0
 
 

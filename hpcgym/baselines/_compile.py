@@ -48,6 +48,7 @@ def cold_kernels(kernels: Iterable[Any]) -> list[str]:
 
 
 _announce = False
+_said = False  # a notice was printed since the notice was last turned on or off
 
 
 def announce_compilation(on: bool = True) -> bool:
@@ -59,9 +60,10 @@ def announce_compilation(on: bool = True) -> bool:
     Returns:
         Whether it was on before.
     """
-    global _announce
+    global _announce, _said
     before = _announce
     _announce = bool(on)
+    _said = False
     return before
 
 
@@ -69,14 +71,22 @@ def announce_compilation(on: bool = True) -> bool:
 def announce_compilation_of(kernels: Iterable[Any], stream: TextIO | None = None) -> Iterator[bool]:
     """Around compiling ``kernels``: if the notice is on and one of them is cold, say so and time it.
 
+    The first notice since the notice was turned on reads "compiling kernels, first run
+    only ..."; later ones "compiling more kernels ...".
+
     Yields:
         Whether the notice was printed.
     """
     if not _announce or not cold_kernels(kernels):
         yield False
         return
+    global _said
     out = sys.stderr if stream is None else stream
-    print("hpcgym: compiling kernels, first run only ...", end="", file=out, flush=True)
+    # a run compiles its dispatcher's kernels, then its compiled event loop: the second
+    # notice of a command says "more"
+    what = "more kernels" if _said else "kernels, first run only"
+    _said = True
+    print(f"hpcgym: compiling {what} ...", end="", file=out, flush=True)
     t0 = time.perf_counter()
     yield True
     print(f" done in {time.perf_counter() - t0:.1f} s", file=out, flush=True)

@@ -22,6 +22,7 @@ each compiled function has one specialisation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -627,24 +628,32 @@ def easy_decide_order(
     return easy_kernel(nodes_of(mem), jobs, state, rule, out[:n], out[n:], reservation)
 
 
-FAMILIES = ("order", "prb", "easy", "easy-first", "easy-order")
+FAMILIES = ("order", "prb", "easy", "easy-first", "easy-order", "loop-order", "loop-easy")
 """The kernel families :func:`load_kernels` knows: one entry point each (see :func:`entry_points`)."""
 
 _loaded: set[str] = set()
+
+LOOPS: dict[str, tuple[Any, Callable[[Any], None]]] = {}
+"""The compiled event loops' families (``loop-order``, ``loop-easy``): their entry point and a
+warm-up that calls it with a small workload. :mod:`hpcgym.baselines._loop` fills it when it is
+imported (it imports this module's kernels, so this module cannot import it)."""
 
 
 def entry_points(family: str) -> list[Any]:
     """The compiled functions Python calls for ``family`` (``"engine"``: the engine's own)."""
     from hpcgym.sim import _kernels as ek
 
-    return {
+    if family in LOOPS:
+        return [LOOPS[family][0]]
+    families: dict[str, list[Any]] = {
         "engine": [ek.instant, ek.commit, ek.compact],
         "prb": [prb_decide],
         "easy": [easy_decide],
         "easy-first": [easy_decide_first],
         "order": [order_decide, ek.fits_job],  # FCFS asks whether the first job fits first
         "easy-order": [easy_decide_order],
-    }[family]
+    }
+    return families[family]
 
 
 def load_kernels(*families: str) -> None:
@@ -696,6 +705,8 @@ def _warm_up(families: list[str]) -> None:
             easy_decide_first(mem, prediction, start, now, 0, rule, out, reservation)
         elif family == "easy-order":
             easy_decide_order(mem, prediction, start, now, order, rule, out, reservation)
+        elif family in LOOPS:
+            LOOPS[family][1](w)
     if "engine" not in families:
         return
     out_jobs = out[:3]

@@ -12,7 +12,7 @@ until its next call.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,9 +31,10 @@ from hpcgym.baselines._kernels import (
     order_decide,
     prb_decide,
 )
+from hpcgym.baselines._loop import EASY, ORDER, run_compiled
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.machine import POLICIES as ALLOCATIONS
-from hpcgym.sim import Decision, DispatcherBase, SystemView
+from hpcgym.sim import Decision, DispatcherBase, Simulator, SystemView
 
 EXTRA_RULES = ("all", "classic")
 """Accepted values of ``EasyBackfilling.extra``."""
@@ -79,6 +80,15 @@ class _Buffers:
         return _Buffers, ()  # a copy starts empty and is sized on its next call
 
 
+def _decides_as(dispatcher: DispatcherBase, cls: type, *methods: str) -> bool:
+    """Whether ``dispatcher``'s class keeps ``cls``'s deciding ``methods``.
+
+    The compiled event loop replays ``cls``'s decisions; a subclass that decides
+    otherwise must be asked at every decision, on the Python loop.
+    """
+    return all(getattr(type(dispatcher), m) is getattr(cls, m) for m in methods)
+
+
 class FCFS(DispatcherBase):
     """First come, first served: start jobs in arrival order until one does not fit.
 
@@ -93,6 +103,12 @@ class FCFS(DispatcherBase):
     def reset(self, view: SystemView) -> None:
         load_kernels("order")
         self._out.ready(view)
+
+    def run_compiled(self, sim: Simulator, progress: Callable[[int], None] | None) -> bool:
+        if not _decides_as(self, FCFS, "__call__"):
+            return False
+        out = self._out.ready(sim.view).out
+        return run_compiled(sim, self.name, out, kind=ORDER, progress=progress, sort=ARRIVAL)
 
     def __call__(self, view: SystemView) -> Decision | tuple[()]:
         queue = view.queue
@@ -122,6 +138,13 @@ class ListScheduler(DispatcherBase):
     def reset(self, view: SystemView) -> None:
         load_kernels("order")
         self._out.ready(view)
+
+    def run_compiled(self, sim: Simulator, progress: Callable[[int], None] | None) -> bool:
+        if not _decides_as(self, ListScheduler, "__call__"):
+            return False
+        out = self._out.ready(sim.view).out
+        sort = LONGEST_FIRST if self.longest_first else SHORTEST_FIRST
+        return run_compiled(sim, self.name, out, kind=ORDER, progress=progress, every_fit=True, sort=sort)
 
     def __call__(self, view: SystemView) -> Decision:
         out = self._out.ready(view)
@@ -214,6 +237,14 @@ class EasyBackfilling(DispatcherBase):
         load_kernels("easy")
         self._out.ready(view)
         self.first_reservation = np.full(len(view.submit) if self.record_reservations else 0, np.nan)
+
+    def run_compiled(self, sim: Simulator, progress: Callable[[int], None] | None) -> bool:
+        if self.record_reservations or not _decides_as(self, EasyBackfilling, "__call__", "decide"):
+            return False  # asked at every event, or a subclass decides otherwise: the Python loop
+        out = self._out.ready(sim.view).out
+        return run_compiled(
+            sim, self.name, out, kind=EASY, progress=progress, rule=self._rule, reservation=self.reservation
+        )
 
     def __call__(self, view: SystemView) -> Decision:
         decision = self.decide(view)

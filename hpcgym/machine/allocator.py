@@ -182,6 +182,17 @@ def slots(nodes: Nodes, free: np.ndarray, i: int, v: np.ndarray) -> int:
 def fits(machine: NodesArg, free: np.ndarray, chunks: int, v: np.ndarray) -> bool:
     """Whether ``chunks`` chunks of ``v`` fit the free matrix (whatever the policy)."""
     nodes = Nodes(*machine)
+    if chunks == 1 and not nodes.exclusive:  # one node with room is enough: no division
+        n_res = free.shape[1]
+        for i in range(free.shape[0]):
+            ok = True
+            for r in range(n_res):
+                if free[i, r] < v[r]:
+                    ok = False
+                    break
+            if ok:
+                return True
+        return False
     need = chunks
     for i in range(free.shape[0]):
         need -= slots(nodes, free, i, v)

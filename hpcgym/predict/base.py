@@ -34,6 +34,9 @@ from typing import Any
 
 import numpy as np
 
+_EVENT_HOOKS = ("on_submit", "on_start", "on_end", "on_expire", "revise", "has_revised", "take_revised")
+"""The hooks through which a predictor could change a prediction after :meth:`Predictor.reset`."""
+
 
 class Predictor:
     """Base class: predicts every job's run time as its estimate (wall-time, W).
@@ -82,6 +85,22 @@ class Predictor:
         self.prediction = self.estimate.copy()
         self.changes = []
         self._revised = {}
+
+    @property
+    def fixed(self) -> bool:
+        """Whether every prediction is set in :meth:`reset` and never changes after.
+
+        True when the predictor does not correct and its class keeps the base class's
+        event hooks (:meth:`on_submit`, :meth:`on_start`, :meth:`on_end`,
+        :meth:`revise`, :meth:`has_revised`): W, R, and any predictor that only fills
+        ``prediction`` in :meth:`reset`. The engine then needs no Python between events
+        and may replay a reference dispatcher's whole run in compiled code
+        (:mod:`hpcgym.sim.loop`).
+        """
+        cls = type(self)
+        return not self.corrects and all(
+            getattr(cls, hook) is getattr(Predictor, hook) for hook in _EVENT_HOOKS
+        )
 
     def on_submit(self, job: int, now: float) -> None:
         """``job`` arrived; set ``self.prediction[job]``."""

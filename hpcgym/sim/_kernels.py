@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from hpcgym.machine import Nodes, any_fits, fits, place, take, take_checked
+from hpcgym.machine import Nodes, fits, place, take, take_checked
 
 # header: sizes and flags
 H_JOBS = 0
@@ -54,7 +54,9 @@ O_SHAPE_CHUNKS = 24
 O_SHAPE_V = 25
 O_ENDED = 26
 O_FREE_TOTAL = 27
-HEADER = 28
+H_NACTIVE = 28
+O_ACTIVE = 29
+HEADER = 30
 
 OK = 0
 NOT_WAITING = 1
@@ -114,6 +116,9 @@ class EngineArrays(NamedTuple):
             each shape; shape_chunks, shape_v: the shapes, smallest first.
         ended: scratch for the jobs ending at one instant.
         free_total: ``(R,)`` the free amount of each type over all nodes.
+        active: the shapes with a waiting job (``shape_count > 0``), in increasing
+            order, ``active[:mem[H_NACTIVE]]``: "does a waiting job fit" checks these
+            only, not every shape of the workload.
     """
 
     free: np.ndarray
@@ -131,6 +136,7 @@ class EngineArrays(NamedTuple):
     shape_v: np.ndarray
     ended: np.ndarray
     free_total: np.ndarray
+    active: np.ndarray
 
 
 def build(
@@ -169,6 +175,7 @@ def build(
         O_SHAPE_V: n_shapes * n_res,
         O_ENDED: n,
         O_FREE_TOTAL: n_res,
+        O_ACTIVE: n_shapes,
     }
     mem = np.zeros(HEADER + sum(sizes.values()), dtype=np.int64)
     off = HEADER
@@ -222,6 +229,7 @@ def views(mem: np.ndarray) -> EngineArrays:
         shape_v=seg(O_SHAPE_V, n_shapes * n_res).reshape(n_shapes, n_res),
         ended=seg(O_ENDED, n),
         free_total=seg(O_FREE_TOTAL, n_res),
+        active=seg(O_ACTIVE, n_shapes),
     )
 
 
@@ -279,6 +287,7 @@ def unpack(mem: np.ndarray) -> EngineArrays:
         _seg(mem, O_SHAPE_V, n_shapes * n_res).reshape((n_shapes, n_res)),
         _seg(mem, O_ENDED, n),
         _seg(mem, O_FREE_TOTAL, n_res),
+        _seg(mem, O_ACTIVE, n_shapes),
     )
 
 
@@ -357,15 +366,43 @@ def fits_jobs(mem: np.ndarray, jobs: np.ndarray, out: np.ndarray) -> int:
 
 @njit(cache=True, inline="always")
 def _any_fits(mem: np.ndarray) -> bool:
-    n_shapes = mem[H_SHAPES]
+    """Whether a shape with a waiting job fits: the active shapes, smallest first, early exit."""
+    m = nodes_of(mem)
+    free = _free(mem)
     n_res = mem[H_RES]
-    return any_fits(
-        nodes_of(mem),
-        _free(mem),
-        _seg(mem, O_SHAPE_CHUNKS, n_shapes),
-        _seg(mem, O_SHAPE_V, n_shapes * n_res).reshape((n_shapes, n_res)),
-        _seg(mem, O_SHAPE_COUNT, n_shapes),
-    )
+    o_act = mem[O_ACTIVE]
+    o_chunks = mem[O_SHAPE_CHUNKS]
+    o_v = mem[O_SHAPE_V]
+    for i in range(mem[H_NACTIVE]):
+        sh = mem[o_act + i]
+        if fits(m, free, mem[o_chunks + sh], mem[o_v + sh * n_res : o_v + (sh + 1) * n_res]):
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _activate(mem: np.ndarray, sh: int) -> None:
+    """Shape ``sh`` got its first waiting job: insert it in the sorted active shapes."""
+    o_act = mem[O_ACTIVE]
+    i = mem[H_NACTIVE]
+    while i > 0 and mem[o_act + i - 1] > sh:
+        mem[o_act + i] = mem[o_act + i - 1]
+        i -= 1
+    mem[o_act + i] = sh
+    mem[H_NACTIVE] += 1
+
+
+@njit(cache=True, inline="always")
+def _deactivate(mem: np.ndarray, sh: int) -> None:
+    """Shape ``sh`` has no waiting job left: remove it from the active shapes."""
+    o_act = mem[O_ACTIVE]
+    na = mem[H_NACTIVE]
+    i = 0
+    while mem[o_act + i] != sh:
+        i += 1
+    for k in range(i, na - 1):
+        mem[o_act + k] = mem[o_act + k + 1]
+    mem[H_NACTIVE] = na - 1
 
 
 @njit(cache=True)
@@ -426,7 +463,10 @@ def instant(mem: np.ndarray, n_ended: int, first: int, stop: int, check: bool) -
             mem[o_qpos + j] = hi
             hi += 1
             mem[o_state + j] = 1
-            mem[o_count + mem[o_shape + j]] += 1
+            sh = mem[o_shape + j]
+            mem[o_count + sh] += 1
+            if mem[o_count + sh] == 1:
+                _activate(mem, sh)
         mem[H_QHI] = hi
     if check:
         return _any_fits(mem)
@@ -519,6 +559,76 @@ def commit(
         _dequeue(mem, j)
         mem[o_run + nr] = j
         nr += 1
-        mem[o_count + mem[o_shape + j]] -= 1
+        sh = mem[o_shape + j]
+        mem[o_count + sh] -= 1
+        if mem[o_count + sh] == 0:
+            _deactivate(mem, sh)
     mem[H_NRUN] = nr
     return len(jobs), OK
+
+
+# The counters of a compiled event loop (hpcgym.baselines._loop), kept in one
+# int64 array between its calls; the engine reads them back (Simulator.adopt_loop).
+C_NEXT = 0  # next job to arrive
+C_SEQ = 1  # sequence number of the next event
+C_HEAP = 2  # events in the heap
+C_DONE = 3  # jobs ended
+C_DECISIONS = 4
+C_WAITING = 5
+C_RUNNING = 6
+C_STATUS = 7  # RUNNING_ON, FINISHED, REFUSED, STALLED
+C_REFUSED_AT = 8  # with REFUSED: how many of the decision's jobs started; the code
+C_REFUSED_CODE = 9
+COUNTERS = 10
+
+RUNNING_ON = 0
+FINISHED = 1
+REFUSED = 2
+STALLED = 3
+
+
+@njit(cache=True, inline="always")
+def heap_push(
+    heap_t: np.ndarray, heap_s: np.ndarray, heap_j: np.ndarray, size: int, t: float, s: int, j: int
+) -> None:
+    i = size
+    while i > 0:
+        p = (i - 1) >> 1
+        if heap_t[p] < t or (heap_t[p] == t and heap_s[p] < s):
+            break
+        heap_t[i] = heap_t[p]
+        heap_s[i] = heap_s[p]
+        heap_j[i] = heap_j[p]
+        i = p
+    heap_t[i] = t
+    heap_s[i] = s
+    heap_j[i] = j
+
+
+@njit(cache=True, inline="always")
+def heap_pop(heap_t: np.ndarray, heap_s: np.ndarray, heap_j: np.ndarray, size: int) -> int:
+    """Remove the smallest event (the heap had ``size``); returns its job."""
+    top = heap_j[0]
+    size -= 1
+    t = heap_t[size]
+    s = heap_s[size]
+    j = heap_j[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and (
+            heap_t[c + 1] < heap_t[c] or (heap_t[c + 1] == heap_t[c] and heap_s[c + 1] < heap_s[c])
+        ):
+            c += 1
+        if t < heap_t[c] or (t == heap_t[c] and s < heap_s[c]):
+            break
+        heap_t[i] = heap_t[c]
+        heap_s[i] = heap_s[c]
+        heap_j[i] = heap_j[c]
+        i = c
+    heap_t[i] = t
+    heap_s[i] = s
+    heap_j[i] = j
+    return top

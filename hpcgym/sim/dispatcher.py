@@ -5,7 +5,7 @@ resolves a dispatcher's kind once for the engine and the environment.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -145,6 +145,20 @@ class DispatcherBase:
         any other (if a waiting job fits, or at every instant with ``every_event``).
         """
         return np.zeros(0)
+
+    def run_compiled(self, sim: Any, progress: Callable[[int], None] | None) -> bool:
+        """Replay the whole run of ``sim`` (a :class:`Simulator`) in compiled code, if it can (default: no).
+
+        :meth:`Simulator.run` calls it after :meth:`reset`; a dispatcher that can replay
+        its runs checks first that this one needs no Python between events
+        (:func:`hpcgym.sim.loop.compilable`) and returns False if not. A dispatcher that returns
+        True has run every event and decision exactly as :meth:`__call__` would have, and
+        left the engine's state as the Python loop leaves it
+        (:func:`hpcgym.sim.loop.adopt_loop`); ``progress``, if given, is called now and then
+        with the number of jobs that ended since its last call. The reference dispatchers do
+        (:mod:`hpcgym.baselines._loop`).
+        """
+        return False
 
     def __call__(self, view: SystemView) -> DecisionLike:
         raise NotImplementedError(f"{type(self).__name__} must implement __call__(view)")

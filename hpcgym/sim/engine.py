@@ -686,7 +686,7 @@ class Simulator:
             dispatcher.see_log(self.workload)
         self.wake_at(dispatcher.wake_times())
 
-    def run(self, dispatcher: Dispatcher, *, progress: bool | None = None) -> Schedule:
+    def run(self, dispatcher: Dispatcher, *, progress: bool | None = None, compiled: bool = True) -> Schedule:
         """Replay the whole workload with ``dispatcher`` and return the schedule.
 
         Args:
@@ -694,6 +694,10 @@ class Simulator:
                 :class:`DispatcherBase`, see :func:`as_dispatcher`).
             progress: show a progress bar on stderr; by default only when stderr is a
                 terminal and the workload has more than 20,000 jobs.
+            compiled: let a reference dispatcher replay the whole run in one compiled
+                call when the run needs no Python between events (fixed predictions, no
+                amendments; see :mod:`hpcgym.sim.loop`). The schedule is the same either
+                way; False forces the Python loop (for comparisons).
 
         Raises:
             InvalidConfigError: ``dispatcher`` is not usable (see :func:`as_dispatcher`).
@@ -708,10 +712,11 @@ class Simulator:
         if progress is None:
             progress = n > 20_000 and sys.stderr.isatty()
         bar = _progress_bar(n, d.name) if progress else None
-        last = 0
         view = self.view
         t0 = time.perf_counter()
-        while self.advance(every_event):
+        # the whole loop in one compiled call, if the dispatcher can and nothing needs Python
+        looped = compiled and d.run_compiled(self, None if bar is None else bar.update)
+        while not looped and self.advance(every_event):
             self.decisions += 1
             decision = d(view)
             if len(decision):
@@ -722,12 +727,11 @@ class Simulator:
                     f"t={self.now:g} with {self._nq} jobs waiting, an idle machine and no "
                     "event left: the simulation would never end"
                 )
-            if bar is not None and self.n_done - last >= 5000:
-                bar.update(self.n_done - last)
-                last = self.n_done
+            if bar is not None and self.n_done - bar.n >= 5000:
+                bar.update(self.n_done - bar.n)
         elapsed = time.perf_counter() - t0
         if bar is not None:
-            bar.update(self.n_done - last)
+            bar.update(self.n_done - bar.n)
             bar.close()
         if not self.done:  # pragma: no cover - guarded by the check above
             raise InvalidDecisionError(f"simulation ended with {n - self.n_done} jobs unfinished")

@@ -280,7 +280,7 @@ TIMING_KEYS = re.compile(
 """JSON keys whose values are measurements of time or of the machine, not results."""
 
 _TEXT_TIMING = re.compile(
-    r"(\d[\d,.]*\s*(s|ms|CPU-µs|µs|sec|seconds|min|jobs/s|steps/s|decisions/s)\b)"
+    r"(\d[\d,.]*\s*(s|ms|CPU-µs|µs|sec|seconds|core-minutes|min|jobs/s|steps/s|decisions/s)\b)"
     r"|(in \d[\d.]*\s*s)|(\d\d:\d\d:\d\d)"
 )
 

@@ -1,0 +1,337 @@
+"""The whole event loop of a run in compiled code, for the built-in dispatchers.
+
+:meth:`hpcgym.sim.Simulator.run` returns to Python at every event instant and every
+decision: the predictor's hooks, the dispatcher's ``__call__`` and the heap of events
+are Python. When none of them does anything Python must see -- a reference dispatcher
+of this module's families and a predictor whose predictions are fixed when the run
+starts (:attr:`hpcgym.predict.Predictor.fixed`: W, R, and any predictor that only sets
+its ``prediction`` array in ``reset``) -- :func:`run_loop_order` or
+:func:`run_loop_easy` replays the run in one compiled call instead, on the engine's own
+buffer and with the very kernels the Python path calls, in the same order:
+
+* an instant is the earliest of the next termination and the next submission;
+  terminations at one instant are taken in the order they were scheduled (end time,
+  then start order: the Python heap's ``(time, kind, seq, job)`` order, as only ends
+  are in it), then the arrivals, then :func:`hpcgym.sim._kernels.instant`;
+* a decision is made when the queue is non-empty and a waiting job fits
+  (``every_event`` dispatchers stay on the Python path); its jobs start through
+  :func:`hpcgym.sim._kernels.commit` with the kernel's placements; a started job ends
+  at start + run time (its estimate if ``kill_at_estimate`` and shorter).
+
+The schedule, placements, decision count and every column of the
+:class:`~hpcgym.sim.Schedule` are therefore bit for bit those of the Python path
+(``tests/baselines/test_loop.py`` compares the two on random workloads and machines,
+``tests/test_golden.py`` against the recorded schedules). The events are a binary heap
+of three arrays keyed on (time, sequence number), not Python tuples.
+
+The loop returns every ``chunk`` finished jobs (a progress bar then moves) and when a
+decision went wrong (a placement the engine refuses, or nothing started with an idle
+machine and no event left); :func:`run_compiled` then raises as the Python path would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numba import njit
+
+from hpcgym.baselines._kernels import (
+    ARRIVAL,
+    LOOPS,
+    RESERVATION_FIELDS,
+    easy_decide,
+    load_kernels,
+    order_decide,
+)
+from hpcgym.sim import _kernels as ek
+from hpcgym.sim.loop import adopt_loop, compilable, loop_state
+from hpcgym.workloads import Workload
+
+if TYPE_CHECKING:
+    from hpcgym.sim import Simulator
+
+ORDER = 0
+"""``run_compiled(kind=ORDER)``: :func:`run_loop_order` (FCFS, SJF/LJF list scheduling)."""
+EASY = 1
+"""``run_compiled(kind=EASY)``: :func:`run_loop_easy` (the EASY family)."""
+
+
+@njit(cache=True, inline="always")
+def _next_decision(
+    mem: np.ndarray,
+    clock: np.ndarray,
+    ctl: np.ndarray,
+    submit: np.ndarray,
+    ended: np.ndarray,
+    heap_t: np.ndarray,
+    heap_s: np.ndarray,
+    heap_j: np.ndarray,
+    stop_at: int,
+) -> bool:
+    """Handle instants until one is a decision point (True), or the loop must return (False).
+
+    It returns False when no event is left (``ctl[C_STATUS]`` is then FINISHED) or once
+    ``stop_at`` jobs have ended (a progress chunk; the status stays RUNNING_ON).
+    """
+    n = len(submit)
+    o_ended = mem[ek.O_ENDED]
+    na = ctl[ek.C_NEXT]
+    size = ctl[ek.C_HEAP]
+    done = ctl[ek.C_DONE]
+    nq = ctl[ek.C_WAITING]
+    nr = ctl[ek.C_RUNNING]
+    decide = False
+    while done < stop_at:
+        # the next instant
+        if size:
+            t = heap_t[0]
+            if na < n and submit[na] < t:
+                t = submit[na]
+        elif na < n:
+            t = submit[na]
+        else:
+            ctl[ek.C_STATUS] = ek.FINISHED
+            break
+        clock[0] = t
+        count = 0
+        while size and heap_t[0] == t:  # terminations, in the order they were scheduled
+            j = ek.heap_pop(heap_t, heap_s, heap_j, size)
+            size -= 1
+            mem[o_ended + count] = j
+            ended[done + count] = j
+            count += 1
+        done += count
+        nr -= count
+        first = na
+        while na < n and submit[na] == t:
+            na += 1
+        nq += na - first
+        if ek.instant(mem, count, first, na, nq > 0) and nq:
+            decide = True
+            break
+    if done == n and not size and na >= n:
+        ctl[ek.C_STATUS] = ek.FINISHED
+    ctl[ek.C_NEXT] = na
+    ctl[ek.C_HEAP] = size
+    ctl[ek.C_DONE] = done
+    ctl[ek.C_WAITING] = nq
+    ctl[ek.C_RUNNING] = nr
+    if decide:
+        ctl[ek.C_DECISIONS] += 1
+        if mem[ek.H_QTOMBS]:
+            ek.compact(mem)
+    return decide
+
+
+@njit(cache=True, inline="always")
+def _start_decided(
+    mem: np.ndarray,
+    now: float,
+    ctl: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    killed: np.ndarray,
+    heap_t: np.ndarray,
+    heap_s: np.ndarray,
+    heap_j: np.ndarray,
+    kill: bool,
+    out: np.ndarray,
+    k: int,
+    pos: int,
+) -> bool:
+    """Start the decision's ``k`` jobs (``out``) and schedule their ends; False if the loop must stop."""
+    n = len(runtime)
+    if not k:
+        if not ctl[ek.C_RUNNING] and not ctl[ek.C_HEAP] and ctl[ek.C_NEXT] >= n:
+            ctl[ek.C_STATUS] = ek.STALLED
+            return False
+        return True
+    started, code = ek.commit(mem, start, now, out[:k], out[n : n + pos], True)
+    ctl[ek.C_WAITING] -= started
+    ctl[ek.C_RUNNING] += started
+    size = ctl[ek.C_HEAP]
+    seq = ctl[ek.C_SEQ]
+    for i in range(started):
+        j = out[i]
+        run = runtime[j]
+        if kill and run > estimate[j]:
+            run = estimate[j]
+            killed[j] = True
+        e = now + run
+        end[j] = e
+        ek.heap_push(heap_t, heap_s, heap_j, size, e, seq, j)
+        size += 1
+        seq += 1
+    ctl[ek.C_HEAP] = size
+    ctl[ek.C_SEQ] = seq
+    if code != ek.OK:
+        ctl[ek.C_STATUS] = ek.REFUSED
+        ctl[ek.C_REFUSED_AT] = started
+        ctl[ek.C_REFUSED_CODE] = code
+        return False
+    return True
+
+
+@njit(cache=True)
+def run_loop_order(
+    mem: np.ndarray,
+    clock: np.ndarray,
+    ctl: np.ndarray,
+    submit: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    prediction: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    killed: np.ndarray,
+    ended: np.ndarray,
+    heap_t: np.ndarray,
+    heap_s: np.ndarray,
+    heap_j: np.ndarray,
+    kill: bool,
+    every_fit: bool,
+    sort: int,
+    out: np.ndarray,
+    chunk: int,
+) -> None:
+    """Events and ``order_decide`` decisions until every job has ended or ``chunk`` more have.
+
+    ``clock[0]`` is the engine's ``now``; ``ctl`` the counters (``hpcgym.sim._kernels.C_*``);
+    ``ended`` receives the jobs in termination order (``ended[:ctl[C_DONE]]``).
+    """
+    stop_at = ctl[ek.C_DONE] + chunk
+    no_order = out[:0]
+    while _next_decision(mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at):
+        now = clock[0]
+        k, pos = order_decide(mem, prediction, start, now, no_order, every_fit, sort, out)
+        if not _start_decided(
+            mem, now, ctl, runtime, estimate, start, end, killed, heap_t, heap_s, heap_j, kill, out, k, pos
+        ):
+            break
+
+
+@njit(cache=True)
+def run_loop_easy(
+    mem: np.ndarray,
+    clock: np.ndarray,
+    ctl: np.ndarray,
+    submit: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    prediction: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    killed: np.ndarray,
+    ended: np.ndarray,
+    heap_t: np.ndarray,
+    heap_s: np.ndarray,
+    heap_j: np.ndarray,
+    kill: bool,
+    rule: tuple[float, bool, bool, bool],
+    out: np.ndarray,
+    reservation: np.ndarray,
+    chunk: int,
+) -> None:
+    """:func:`run_loop_order` with :func:`~hpcgym.baselines._kernels.easy_decide` decisions."""
+    stop_at = ctl[ek.C_DONE] + chunk
+    while _next_decision(mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at):
+        now = clock[0]
+        k, pos = easy_decide(mem, prediction, start, now, rule, out, reservation)
+        if not _start_decided(
+            mem, now, ctl, runtime, estimate, start, end, killed, heap_t, heap_s, heap_j, kill, out, k, pos
+        ):
+            break
+
+
+PROGRESS_CHUNK = 5000
+"""Jobs ended between two returns to Python when a progress bar is shown."""
+
+
+def run_compiled(
+    sim: Simulator,
+    name: str,
+    out: np.ndarray,
+    *,
+    kind: int,
+    progress: Callable[[int], None] | None = None,
+    every_fit: bool = False,
+    sort: int = 0,
+    rule: tuple[float, bool, bool, bool] = (1.0, False, False, False),
+    reservation: np.ndarray | None = None,
+) -> bool:
+    """Run ``sim``'s whole run in :func:`run_loop_order` or :func:`run_loop_easy`, the result into ``sim``.
+
+    Args:
+        sim: an engine right after ``reset`` and ``attach``, for which
+            :func:`hpcgym.sim.loop.compilable` holds.
+        name: the dispatcher's report name (for errors).
+        out: the dispatcher's output buffer (jobs, then placements).
+        kind: :data:`ORDER` or :data:`EASY`.
+        progress: called with the jobs ended since its last call, every
+            :data:`PROGRESS_CHUNK` jobs.
+        every_fit, sort: :func:`~hpcgym.baselines._kernels.order_decide`'s (``ORDER``).
+        rule, reservation: :func:`~hpcgym.baselines._kernels.easy_decide`'s (``EASY``).
+
+    Returns:
+        True once the run is complete; False, having done nothing, when the run needs
+        Python between events (:func:`hpcgym.sim.loop.compilable`).
+
+    Raises:
+        InvalidDecisionError: as the Python loop would (see :func:`hpcgym.sim.loop.adopt_loop`).
+    """
+    if not compilable(sim, every_event=False):
+        return False
+    load_kernels("loop-easy" if kind == EASY else "loop-order")
+    st = loop_state(sim)
+    n = len(st.submit)
+    chunk = PROGRESS_CHUNK if progress is not None else n + 1
+    if reservation is None:
+        reservation = np.zeros(RESERVATION_FIELDS)
+    rule = (float(rule[0]), bool(rule[1]), bool(rule[2]), bool(rule[3]))
+    ctl = st.ctl
+    arrays = (
+        st.mem, st.clock, ctl, st.submit, st.runtime, st.estimate, st.prediction,
+        st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
+    )  # fmt: skip
+    while ctl[ek.C_STATUS] == ek.RUNNING_ON:
+        before = int(ctl[ek.C_DONE])
+        if kind == EASY:
+            run_loop_easy(*arrays, rule, out, reservation, chunk)
+        else:
+            run_loop_order(*arrays, bool(every_fit), int(sort), out, chunk)
+        if progress is not None:
+            progress(int(ctl[ek.C_DONE]) - before)
+    adopt_loop(sim, st, name)
+    return True
+
+
+def _arrays_for_warm_up(w: Workload) -> tuple[tuple[Any, ...], np.ndarray]:
+    """A fresh engine's loop arrays for ``w`` and an output buffer (see :data:`LOOPS`)."""
+    from hpcgym.sim import Simulator
+
+    st = loop_state(Simulator(w))
+    arrays = (
+        st.mem, st.clock, st.ctl, st.submit, st.runtime, st.estimate, st.prediction,
+        st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
+    )  # fmt: skip
+    return arrays, np.zeros(2 * len(w), dtype=np.int64)
+
+
+def _warm_up_order(w: Workload) -> None:
+    arrays, out = _arrays_for_warm_up(w)
+    loop: Any = run_loop_order  # numba's stubs type a dispatcher's call by its first signature
+    loop(*arrays, False, ARRIVAL, out, len(w) + 1)
+
+
+def _warm_up_easy(w: Workload) -> None:
+    arrays, out = _arrays_for_warm_up(w)
+    loop: Any = run_loop_easy
+    loop(*arrays, (1.0, False, False, False), out, np.zeros(RESERVATION_FIELDS), len(w) + 1)
+
+
+LOOPS["loop-order"] = (run_loop_order, _warm_up_order)
+LOOPS["loop-easy"] = (run_loop_easy, _warm_up_easy)

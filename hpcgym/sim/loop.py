@@ -1,0 +1,155 @@
+"""What a compiled event loop needs from the engine, and how the engine takes the result back.
+
+:meth:`Simulator.run` offers a whole run to its dispatcher's
+:meth:`~hpcgym.sim.DispatcherBase.run_compiled`, which takes it when nothing in it needs
+Python between events (:func:`compilable`): the predictor's predictions are fixed
+(:attr:`hpcgym.predict.Predictor.fixed`), no job was amended, no wake-up instant is
+held, and the dispatcher is not asked at every event. The loop itself lives with the
+dispatchers' kernels (:mod:`hpcgym.baselines._loop`); this module gives it the engine's
+arrays (:func:`loop_state`, views, not copies) and writes its counters back into the
+engine (:func:`adopt_loop`), so that the schedule, the decision count and the engine's
+state after the run are those of the Python loop.
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from hpcgym.common.errors import InvalidDecisionError
+from hpcgym.sim import _kernels as ek
+
+if TYPE_CHECKING:
+    from hpcgym.sim.engine import Simulator
+
+_END = 0  # the engine's event kind of a termination
+
+
+class LoopState(NamedTuple):
+    """The engine's arrays and the loop's own, for the loops of :mod:`hpcgym.baselines._loop`.
+
+    Attributes:
+        mem: the engine buffer.
+        clock: ``[now]``.
+        ctl: the loop's counters (``hpcgym.sim._kernels.C_*``).
+        submit, runtime, estimate: the jobs' columns (views of the engine's).
+        prediction: the predictor's (fixed) predictions.
+        start, end, killed: the engine's result columns, written in place.
+        ended: the jobs in termination order.
+        heap_t, heap_s, heap_j: the events (time, sequence number, job), a binary heap.
+        kill: ``kill_at_estimate``.
+    """
+
+    mem: np.ndarray
+    clock: np.ndarray
+    ctl: np.ndarray
+    submit: np.ndarray
+    runtime: np.ndarray
+    estimate: np.ndarray
+    prediction: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    killed: np.ndarray
+    ended: np.ndarray
+    heap_t: np.ndarray
+    heap_s: np.ndarray
+    heap_j: np.ndarray
+    kill: bool
+
+
+def compilable(sim: Simulator, every_event: bool) -> bool:
+    """Whether the run from here can be replayed by a compiled loop (see the module doc).
+
+    Args:
+        sim: the engine, after ``reset`` and ``attach``.
+        every_event: the dispatcher's :attr:`~hpcgym.sim.DispatcherBase.every_event`.
+    """
+    return (
+        sim.predictor.fixed
+        and not every_event
+        and not sim._amended
+        and not sim._events
+        and not sim.n_done
+        and len(sim.workload) > 0
+    )
+
+
+def loop_state(sim: Simulator) -> LoopState:
+    """The arrays of a compiled loop that starts where ``sim`` is (fresh, after ``attach``)."""
+    n = len(sim.workload)
+    ctl = np.zeros(ek.COUNTERS, dtype=np.int64)
+    ctl[ek.C_NEXT] = sim._next_arrival
+    ctl[ek.C_SEQ] = sim._seq
+    ctl[ek.C_WAITING] = sim._nq
+    ctl[ek.C_RUNNING] = sim._nr
+    ctl[ek.C_DECISIONS] = sim.decisions
+    return LoopState(
+        mem=sim._mem,
+        clock=np.array([sim.now]),
+        ctl=ctl,
+        submit=np.frombuffer(sim._submit, dtype=np.float64),
+        runtime=np.frombuffer(sim._runtime, dtype=np.float64),
+        estimate=np.frombuffer(sim._estimate, dtype=np.float64),
+        prediction=np.ascontiguousarray(sim.predictor.prediction, dtype=np.float64),
+        start=sim.start_time,
+        end=sim.end_time,
+        killed=sim.killed,
+        ended=np.empty(n, dtype=np.int64),
+        heap_t=np.empty(n),
+        heap_s=np.empty(n, dtype=np.int64),
+        heap_j=np.empty(n, dtype=np.int64),
+        kill=sim.kill_at_estimate,
+    )
+
+
+def adopt_loop(sim: Simulator, state: LoopState, name: str) -> None:
+    """Write the loop's counters back into ``sim``; raise as the Python loop would on a bad decision.
+
+    Raises:
+        InvalidDecisionError: the dispatcher's kernel gave a placement the engine
+            refused, or started nothing with an idle machine, jobs waiting and no event
+            left.
+    """
+    ctl = state.ctl
+    done = int(ctl[ek.C_DONE])
+    sim.now = float(state.clock[0])
+    sim._next_arrival = int(ctl[ek.C_NEXT])
+    sim._seq = int(ctl[ek.C_SEQ])
+    sim._nq = int(ctl[ek.C_WAITING])
+    sim._nr = int(ctl[ek.C_RUNNING])
+    sim.n_done = done
+    sim.decisions = int(ctl[ek.C_DECISIONS])
+    sim._ended = array("q", state.ended[:done].tobytes())
+    size = int(ctl[ek.C_HEAP])
+    events = [
+        (t, _END, s, j)
+        for t, s, j in zip(
+            state.heap_t[:size].tolist(),
+            state.heap_s[:size].tolist(),
+            state.heap_j[:size].tolist(),
+            strict=True,
+        )
+    ]
+    heapq.heapify(events)
+    sim._events = events
+    # what the predictor showed at each submission: its fixed prediction
+    arrived = sim._next_arrival
+    sim.first_prediction[:arrived] = state.prediction[:arrived]
+    sim._qver += 1
+    sim._rver += 1
+    sim._fver += 1
+    status = int(ctl[ek.C_STATUS])
+    if status == ek.STALLED:
+        raise InvalidDecisionError(
+            f"dispatcher {name!r} started nothing at t={sim.now:g} with {sim._nq} jobs waiting, an idle "
+            "machine and no event left: the simulation would never end"
+        )
+    if status == ek.REFUSED:  # pragma: no cover - the reference kernels place what fits
+        raise InvalidDecisionError(
+            f"dispatcher {name!r}: the engine refused job {int(ctl[ek.C_REFUSED_AT])} of its decision at "
+            f"t={sim.now:g} (code {int(ctl[ek.C_REFUSED_CODE])}); "
+            "the compiled kernel placed a job that does not fit"
+        )

@@ -1,0 +1,190 @@
+"""The compiled event loop (hpcgym.baselines._loop) gives exactly the Python loop's run.
+
+Every reference dispatcher with a fixed predictor takes the compiled loop in
+``Simulator.run``; ``run(..., compiled=False)`` forces the Python loop. The two must agree
+on every column of the schedule, the placements, the decision count and the engine's
+state after the run, on random workloads and machines (nodes, resource types, exclusive
+nodes, both allocation policies, kills at the estimate, zero run times, events at one
+instant).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from checks import machines_and_workloads
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hpcgym.baselines import FCFS, EasyBackfilling, ListScheduler, make_policy
+from hpcgym.common.errors import InvalidDecisionError
+from hpcgym.predict import Oracle, Predictor, Walltime
+from hpcgym.sim import DispatcherBase, Simulator
+from hpcgym.workloads import Workload, load_default
+
+DISPATCHERS = {
+    "fcfs": FCFS,
+    "sjf-list": ListScheduler,
+    "ljf-list": lambda: ListScheduler(longest_first=True),
+    "easy": EasyBackfilling,
+    "easy-sjbf": lambda: EasyBackfilling(sjbf=True),
+    "easy-reserve-shortest": lambda: EasyBackfilling(reserve_shortest=True, sjbf=True),
+    "easy-x2-all": lambda: EasyBackfilling(doubling=2.0, extra="all"),
+}
+
+
+class Spy(DispatcherBase):
+    """Counts the dispatcher's run_compiled calls and what they answered."""
+
+    def __init__(self, inner: DispatcherBase) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.answers: list[bool] = []
+
+    @property
+    def every_event(self) -> bool:
+        return self.inner.every_event
+
+    def reset(self, view):  # type: ignore[no-untyped-def]
+        self.inner.reset(view)
+
+    def run_compiled(self, sim, progress):  # type: ignore[no-untyped-def]
+        self.answers.append(self.inner.run_compiled(sim, progress))
+        return self.answers[-1]
+
+    def __call__(self, view):  # type: ignore[no-untyped-def]
+        return self.inner(view)
+
+
+def both(w: Workload, name: str, predictor: type[Predictor] = Walltime, kill: bool = False):  # type: ignore[no-untyped-def]
+    """The Python loop's and the compiled loop's engine after a run, and their schedules."""
+    out = []
+    for compiled in (False, True):
+        sim = Simulator(w, predictor=predictor(), kill_at_estimate=kill)
+        spy = Spy(DISPATCHERS[name]())
+        schedule = sim.run(spy, compiled=compiled)
+        assert spy.answers == ([True] if compiled else []), "the compiled loop was not taken"
+        out.append((sim, schedule))
+    return out
+
+
+def assert_same(w: Workload, name: str, predictor: type[Predictor] = Walltime, kill: bool = False) -> None:
+    (ps, p), (cs, c) = both(w, name, predictor, kill)
+    for column in ("start", "end", "killed", "first_prediction", "placement_ptr", "placement_nodes"):
+        np.testing.assert_array_equal(getattr(c, column), getattr(p, column), err_msg=f"{name}: {column}")
+    assert c.decisions == p.decisions, name
+    assert (c.policy, c.predictor, c.prediction_changes) == (p.policy, p.predictor, p.prediction_changes)
+    assert (cs.now, cs.n_done, cs._nq, cs._nr, cs._next_arrival) == (
+        ps.now,
+        ps.n_done,
+        ps._nq,
+        ps._nr,
+        ps._next_arrival,
+    )
+    assert list(cs._ended) == list(ps._ended), "termination order"
+    assert cs.done and not cs.has_future_event()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    case=machines_and_workloads(max_jobs=25), name=st.sampled_from(sorted(DISPATCHERS)), kill=st.booleans()
+)
+def test_the_compiled_loop_is_the_python_loop_on_node_machines(case, name: str, kill: bool) -> None:  # type: ignore[no-untyped-def]
+    _, w = case
+    assert_same(w, name, kill=kill)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 60),
+    procs=st.integers(1, 16),
+    tick=st.sampled_from([1, 10]),
+    seed=st.integers(0, 2**32 - 1),
+    name=st.sampled_from(sorted(DISPATCHERS)),
+    oracle=st.booleans(),
+)
+def test_the_compiled_loop_is_the_python_loop_on_processor_machines(
+    n: int, procs: int, tick: int, seed: int, name: str, oracle: bool
+) -> None:
+    # coarse clocks, zero run times and estimates below run times: ties at one instant
+    rng = np.random.default_rng(seed)
+    submit = np.cumsum(rng.integers(0, 30 // tick, n)) * tick
+    runtime = np.maximum(rng.integers(-3, 12, n), 0) * tick
+    estimate = np.maximum(runtime + rng.integers(-5, 20, n) * tick, 1)
+    w = Workload.from_columns(submit, runtime, rng.integers(1, procs + 1, n), estimate, procs=procs)
+    assert_same(w, name, Oracle if oracle else Walltime)
+
+
+@pytest.mark.parametrize("name", sorted(DISPATCHERS))
+def test_the_compiled_loop_is_the_python_loop_on_the_bundled_trace(name: str) -> None:
+    assert_same(load_default().window(3000), name)
+
+
+def test_a_predictor_that_changes_predictions_takes_the_python_loop() -> None:
+    class Halving(Predictor):
+        def on_submit(self, job: int, now: float) -> None:
+            self.prediction[job] = self.estimate[job] / 2
+
+    assert Walltime().fixed and Oracle().fixed and not Halving().fixed
+    spy = Spy(EasyBackfilling())
+    w = load_default().window(300)
+    s = Simulator(w, predictor=Halving()).run(spy)
+    assert spy.answers == [False]  # declined
+    np.testing.assert_array_equal(s.first_prediction, w.estimate / 2)
+
+
+def test_reservations_are_recorded_on_the_python_loop() -> None:
+    spy = Spy(EasyBackfilling(record_reservations=True))
+    Simulator(load_default().window(300)).run(spy)
+    assert spy.answers == [False]  # asked at every event: declined
+
+
+def test_a_subclass_that_decides_otherwise_takes_the_python_loop() -> None:
+    class Backwards(FCFS):
+        def __call__(self, view):  # type: ignore[no-untyped-def]
+            return view.queue[-1:] if view.queue_fits[-1] else ()
+
+    class Tweaked(EasyBackfilling):
+        def decide(self, view, first=None):  # type: ignore[no-untyped-def]
+            return super().decide(view, first)
+
+    w = load_default().window(300)
+    for d in (Backwards(), Tweaked()):
+        spy = Spy(d)
+        Simulator(w).run(spy)
+        assert spy.answers == [False], type(d).__name__
+
+    class Renamed(EasyBackfilling):  # same decisions: still compiled
+        pass
+
+    spy = Spy(Renamed(name="mine"))
+    Simulator(w).run(spy)
+    assert spy.answers == [True]
+
+
+def test_the_progress_bar_sees_every_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    import hpcgym.baselines._loop as loop
+
+    monkeypatch.setattr(loop, "PROGRESS_CHUNK", 100)
+    seen: list[int] = []
+    w = load_default().window(1000)
+    sim = Simulator(w)
+    d = make_policy("easy")
+    sim.reset()
+    sim.attach(d)
+    assert d.run_compiled(sim, seen.append)
+    assert sum(seen) == 1000 and len(seen) >= 10
+    assert sim.done
+
+
+def test_a_stalled_loop_raises_as_the_python_loop_does() -> None:
+    # the reference kernels always start the first job on an idle machine, so a stall is
+    # the loop's status STALLED set by hand; the engine's adopt_loop turns it into the error
+    from hpcgym.sim import _kernels as ek
+    from hpcgym.sim.loop import adopt_loop, loop_state
+
+    sim = Simulator(Workload.from_columns([0.0, 0.0], [1.0, 1.0], [1, 1], [1.0, 1.0], procs=1))
+    st = loop_state(sim)
+    st.ctl[ek.C_STATUS] = ek.STALLED
+    with pytest.raises(InvalidDecisionError, match="'mine' started nothing at t=0 with 0 jobs waiting"):
+        adopt_loop(sim, st, "mine")
