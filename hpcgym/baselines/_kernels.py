@@ -13,7 +13,10 @@ new arrays on every decision.
 
 What the first run compiles: a dispatcher loads only its own family of kernels in its
 ``reset`` (:func:`load_kernels`; FCFS, SJF/LJF, the queue-order heuristics and replay
-share one kernel, :func:`order_decide`). The kernels are ``inline="always"`` into the
+share one kernel, :func:`order_decide`). FCFS, SJF/LJF and EASY load their compiled event
+loop (``loop-order``, ``loop-easy``, :mod:`hpcgym.baselines._loop`) instead: compiling
+the loop compiles its decision kernel with it, which Python then calls without compiling
+it again (the other way round, the loop would compile it a second time, inside itself). The kernels are ``inline="always"`` into the
 adapters the dispatchers call (``*_decide``), so each is compiled once, inside its
 adapter, not once on its own and again there; every call passes the same argument types
 (the engine's writable buffer, no literal constants: see :data:`NO_LITERAL_ZERO`), so

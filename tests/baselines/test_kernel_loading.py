@@ -24,10 +24,10 @@ def warmed(monkeypatch):
 @pytest.mark.parametrize(
     ("policy", "families"),
     [
-        ("fcfs", ["order", "loop-order"]),  # its reset, then its compiled event loop
-        ("sjf-list", ["order", "loop-order"]),
-        ("easy", ["easy", "loop-easy"]),
-        ("easy-sjbf", ["easy", "loop-easy"]),
+        ("fcfs", ["loop-order"]),  # its compiled event loop, order_decide within
+        ("sjf-list", ["loop-order"]),
+        ("easy", ["loop-easy"]),
+        ("easy-sjbf", ["loop-easy"]),
         ("prb", ["prb"]),
         ("replay", ["order"]),
         ("saf", ["order"]),
@@ -43,9 +43,9 @@ def test_a_family_is_compiled_once_per_process(make_workload, warmed):
     w = make_workload(SMALL, 4)
     for policy in ("fcfs", "sjf-list", "easy", "fcfs", "easy"):
         Simulator(w).run(make_policy(policy))
-    assert warmed == [["engine", "order"], ["loop-order"], ["easy"], ["loop-easy"]]
+    assert warmed == [["engine", "loop-order"], ["loop-easy"]]
     _kernels.load_kernels()  # a sweep: every family not loaded yet
-    assert warmed[-1] == ["prb", "easy-first", "easy-order"]
+    assert warmed[-1] == ["order", "prb", "easy", "easy-first", "easy-order"]
 
 
 def test_every_family_names_compiled_entry_points():
@@ -72,6 +72,27 @@ def test_the_notice_is_said_only_when_on_and_only_around_cold_kernels(monkeypatc
     err = capsys.readouterr().err
     assert err.startswith("hpcgym: compiling kernels, first run only ... done in ")
     assert err.count("compiling") == 1
+
+
+def test_a_second_notice_of_one_command_says_more(monkeypatch, capsys):
+    kernels = _kernels.entry_points("easy")
+    monkeypatch.setattr(_compile, "cold_kernels", lambda ks: ["easy_decide"])
+    before = _compile.announce_compilation(True)
+    try:
+        for _ in range(2):
+            with _compile.announce_compilation_of(kernels):
+                pass
+        _compile.announce_compilation(True)  # the next command starts afresh
+        with _compile.announce_compilation_of(kernels):
+            pass
+    finally:
+        _compile.announce_compilation(before)
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split(" ...")[0] for line in lines] == [
+        "hpcgym: compiling kernels, first run only",
+        "hpcgym: compiling more kernels",
+        "hpcgym: compiling kernels, first run only",
+    ]
 
 
 def test_a_package_folder_that_cannot_be_written_caches_in_the_user_cache_folder(monkeypatch, tmp_path):
