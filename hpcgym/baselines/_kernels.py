@@ -14,13 +14,13 @@ new arrays on every decision.
 What the first run compiles: a dispatcher loads only its own family of kernels in its
 ``reset`` (:func:`load_kernels`; FCFS, SJF/LJF, the queue-order heuristics and replay
 share one kernel, :func:`order_decide`). FCFS, SJF/LJF and EASY load their compiled event
-loop (``loop-order``, ``loop-easy``, :mod:`hpcgym.baselines._loop`) instead: compiling
-the loop compiles its decision kernel with it, which Python then calls without compiling
-it again (the other way round, the loop would compile it a second time, inside itself). The kernels are ``inline="always"`` into the
-adapters the dispatchers call (``*_decide``), so each is compiled once, inside its
-adapter, not once on its own and again there; every call passes the same argument types
-(the engine's writable buffer, no literal constants: see :data:`NO_LITERAL_ZERO`), so
-each compiled function has one specialisation.
+loop (``loop``, :mod:`hpcgym.baselines._loop`, one for all three) instead: compiling
+the loop compiles its decision kernels with it, which Python then calls without compiling
+it again (the other way round, the loop would compile it a second time, inside itself).
+The kernels are ``inline="always"`` into the adapters the dispatchers call
+(``*_decide``), so each is compiled once, inside its adapter, not once on its own and
+again there; every call passes the same argument types (the engine's writable buffer,
+no literal constants: see :data:`NO_LITERAL_ZERO`), so each compiled function has one specialisation.
 """
 
 from __future__ import annotations
@@ -631,13 +631,13 @@ def easy_decide_order(
     return easy_kernel(nodes_of(mem), jobs, state, rule, out[:n], out[n:], reservation)
 
 
-FAMILIES = ("order", "prb", "easy", "easy-first", "easy-order", "loop-order", "loop-easy")
+FAMILIES = ("order", "prb", "easy", "easy-first", "easy-order", "loop")
 """The kernel families :func:`load_kernels` knows: one entry point each (see :func:`entry_points`)."""
 
 _loaded: set[str] = set()
 
 LOOPS: dict[str, tuple[Any, Callable[[Any], None]]] = {}
-"""The compiled event loops' families (``loop-order``, ``loop-easy``): their entry point and a
+"""The compiled event loop's family (``loop``): its entry point and a
 warm-up that calls it with a small workload. :mod:`hpcgym.baselines._loop` fills it when it is
 imported (it imports this module's kernels, so this module cannot import it)."""
 

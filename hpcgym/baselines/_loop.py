@@ -5,8 +5,8 @@ decision: the predictor's hooks, the dispatcher's ``__call__`` and the heap of e
 are Python. When none of them does anything Python must see -- a reference dispatcher
 of this module's families and a predictor whose predictions are fixed when the run
 starts (:attr:`hpcgym.predict.Predictor.fixed`: W, R, and any predictor that only sets
-its ``prediction`` array in ``reset``) -- :func:`run_loop_order` or
-:func:`run_loop_easy` replays the run in one compiled call instead, on the engine's own
+its ``prediction`` array in ``reset``) -- :func:`run_loop` replays the
+run in one compiled call instead, on the engine's own
 buffer and with the very kernels the Python path calls, in the same order:
 
 * an instant is the earliest of the next termination and the next submission;
@@ -53,9 +53,9 @@ if TYPE_CHECKING:
     from hpcgym.sim import Simulator
 
 ORDER = 0
-"""``run_compiled(kind=ORDER)``: :func:`run_loop_order` (FCFS, SJF/LJF list scheduling)."""
+"""``run_compiled(kind=ORDER)``: ``order_decide``'s decisions (FCFS, SJF/LJF list scheduling)."""
 EASY = 1
-"""``run_compiled(kind=EASY)``: :func:`run_loop_easy` (the EASY family)."""
+"""``run_compiled(kind=EASY)``: ``easy_decide``'s decisions (the EASY family)."""
 
 
 @njit(cache=True, inline="always")
@@ -177,7 +177,7 @@ def _start_decided(
 
 
 @njit(cache=True)
-def run_loop_order(
+def run_loop(
     mem: np.ndarray,
     clock: np.ndarray,
     ctl: np.ndarray,
@@ -193,54 +193,32 @@ def run_loop_order(
     heap_s: np.ndarray,
     heap_j: np.ndarray,
     kill: bool,
+    kind: int,
     every_fit: bool,
     sort: int,
-    out: np.ndarray,
-    chunk: int,
-) -> None:
-    """Events and ``order_decide`` decisions until every job has ended or ``chunk`` more have.
-
-    ``clock[0]`` is the engine's ``now``; ``ctl`` the counters (``hpcgym.sim._kernels.C_*``);
-    ``ended`` receives the jobs in termination order (``ended[:ctl[C_DONE]]``).
-    """
-    stop_at = ctl[ek.C_DONE] + chunk
-    no_order = out[:0]
-    while _next_decision(mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at):
-        now = clock[0]
-        k, pos = order_decide(mem, prediction, start, now, no_order, every_fit, sort, out)
-        if not _start_decided(
-            mem, now, ctl, runtime, estimate, start, end, killed, heap_t, heap_s, heap_j, kill, out, k, pos
-        ):
-            break
-
-
-@njit(cache=True)
-def run_loop_easy(
-    mem: np.ndarray,
-    clock: np.ndarray,
-    ctl: np.ndarray,
-    submit: np.ndarray,
-    runtime: np.ndarray,
-    estimate: np.ndarray,
-    prediction: np.ndarray,
-    start: np.ndarray,
-    end: np.ndarray,
-    killed: np.ndarray,
-    ended: np.ndarray,
-    heap_t: np.ndarray,
-    heap_s: np.ndarray,
-    heap_j: np.ndarray,
-    kill: bool,
     rule: tuple[float, bool, bool, bool],
     out: np.ndarray,
     reservation: np.ndarray,
     chunk: int,
 ) -> None:
-    """:func:`run_loop_order` with :func:`~hpcgym.baselines._kernels.easy_decide` decisions."""
+    """Events and decisions until every job has ended or ``chunk`` more have.
+
+    Decisions are :func:`~hpcgym.baselines._kernels.easy_decide`'s (``kind`` :data:`EASY`,
+    with ``rule`` and ``reservation``) or
+    :func:`~hpcgym.baselines._kernels.order_decide`'s (:data:`ORDER`, with ``every_fit``
+    and ``sort``). One loop for both: the first run compiles the engine's kernels into
+    it once, not once per kind. ``clock[0]`` is the engine's ``now``; ``ctl`` the counters
+    (``hpcgym.sim._kernels.C_*``); ``ended`` receives the jobs in termination order
+    (``ended[:ctl[C_DONE]]``).
+    """
     stop_at = ctl[ek.C_DONE] + chunk
+    no_order = out[:0]
     while _next_decision(mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at):
         now = clock[0]
-        k, pos = easy_decide(mem, prediction, start, now, rule, out, reservation)
+        if kind == EASY:
+            k, pos = easy_decide(mem, prediction, start, now, rule, out, reservation)
+        else:
+            k, pos = order_decide(mem, prediction, start, now, no_order, every_fit, sort, out)
         if not _start_decided(
             mem, now, ctl, runtime, estimate, start, end, killed, heap_t, heap_s, heap_j, kill, out, k, pos
         ):
@@ -263,7 +241,7 @@ def run_compiled(
     rule: tuple[float, bool, bool, bool] = (1.0, False, False, False),
     reservation: np.ndarray | None = None,
 ) -> bool:
-    """Run ``sim``'s whole run in :func:`run_loop_order` or :func:`run_loop_easy`, the result into ``sim``.
+    """Run ``sim``'s whole run in :func:`run_loop` and write the result into ``sim``.
 
     Args:
         sim: an engine right after ``reset`` and ``attach``, for which
@@ -285,7 +263,7 @@ def run_compiled(
     """
     if not compilable(sim, every_event=False):
         return False
-    load_kernels("loop-easy" if kind == EASY else "loop-order")
+    load_kernels("loop")
     st = loop_state(sim)
     n = len(st.submit)
     chunk = PROGRESS_CHUNK if progress is not None else n + 1
@@ -293,45 +271,31 @@ def run_compiled(
         reservation = np.zeros(RESERVATION_FIELDS)
     rule = (float(rule[0]), bool(rule[1]), bool(rule[2]), bool(rule[3]))
     ctl = st.ctl
-    arrays = (
-        st.mem, st.clock, ctl, st.submit, st.runtime, st.estimate, st.prediction,
-        st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
-    )  # fmt: skip
     while ctl[ek.C_STATUS] == ek.RUNNING_ON:
         before = int(ctl[ek.C_DONE])
-        if kind == EASY:
-            run_loop_easy(*arrays, rule, out, reservation, chunk)
-        else:
-            run_loop_order(*arrays, bool(every_fit), int(sort), out, chunk)
+        run_loop(
+            st.mem, st.clock, ctl, st.submit, st.runtime, st.estimate, st.prediction,
+            st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
+            int(kind), bool(every_fit), int(sort), rule, out, reservation, chunk,
+        )  # fmt: skip
         if progress is not None:
             progress(int(ctl[ek.C_DONE]) - before)
     adopt_loop(sim, st, name)
     return True
 
 
-def _arrays_for_warm_up(w: Workload) -> tuple[tuple[Any, ...], np.ndarray]:
-    """A fresh engine's loop arrays for ``w`` and an output buffer (see :data:`LOOPS`)."""
+def _warm_up(w: Workload) -> None:
+    """Call :func:`run_loop` with the types a run passes (see :data:`LOOPS`)."""
     from hpcgym.sim import Simulator
 
     st = loop_state(Simulator(w))
-    arrays = (
+    loop: Any = run_loop  # numba's stubs type a dispatcher's call by its first signature
+    loop(
         st.mem, st.clock, st.ctl, st.submit, st.runtime, st.estimate, st.prediction,
         st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
+        EASY, False, ARRIVAL, (1.0, False, False, False), np.zeros(2 * len(w), dtype=np.int64),
+        np.zeros(RESERVATION_FIELDS), len(w) + 1,
     )  # fmt: skip
-    return arrays, np.zeros(2 * len(w), dtype=np.int64)
 
 
-def _warm_up_order(w: Workload) -> None:
-    arrays, out = _arrays_for_warm_up(w)
-    loop: Any = run_loop_order  # numba's stubs type a dispatcher's call by its first signature
-    loop(*arrays, False, ARRIVAL, out, len(w) + 1)
-
-
-def _warm_up_easy(w: Workload) -> None:
-    arrays, out = _arrays_for_warm_up(w)
-    loop: Any = run_loop_easy
-    loop(*arrays, (1.0, False, False, False), out, np.zeros(RESERVATION_FIELDS), len(w) + 1)
-
-
-LOOPS["loop-order"] = (run_loop_order, _warm_up_order)
-LOOPS["loop-easy"] = (run_loop_easy, _warm_up_easy)
+LOOPS["loop"] = (run_loop, _warm_up)

@@ -101,7 +101,7 @@ class FCFS(DispatcherBase):
         self._out = _Buffers()
 
     def reset(self, view: SystemView) -> None:
-        load_kernels("loop-order")  # the compiled event loop, and order_decide with it (_loop.py)
+        load_kernels("loop")  # the compiled event loop, and order_decide with it (_loop.py)
         self._out.ready(view)
 
     def run_compiled(self, sim: Simulator, progress: Callable[[int], None] | None) -> bool:
@@ -136,7 +136,7 @@ class ListScheduler(DispatcherBase):
         self._out = _Buffers()
 
     def reset(self, view: SystemView) -> None:
-        load_kernels("loop-order")  # the compiled event loop, and order_decide with it (_loop.py)
+        load_kernels("loop")  # the compiled event loop, and order_decide with it (_loop.py)
         self._out.ready(view)
 
     def run_compiled(self, sim: Simulator, progress: Callable[[int], None] | None) -> bool:
@@ -234,7 +234,7 @@ class EasyBackfilling(DispatcherBase):
         return self.record_reservations
 
     def reset(self, view: SystemView) -> None:
-        load_kernels("loop-easy")  # the compiled event loop, and easy_decide with it (_loop.py)
+        load_kernels("loop")  # the compiled event loop, and easy_decide with it (_loop.py)
         self._out.ready(view)
         self.first_reservation = np.full(len(view.submit) if self.record_reservations else 0, np.nan)
 

@@ -24,10 +24,10 @@ def warmed(monkeypatch):
 @pytest.mark.parametrize(
     ("policy", "families"),
     [
-        ("fcfs", ["loop-order"]),  # its compiled event loop, order_decide within
-        ("sjf-list", ["loop-order"]),
-        ("easy", ["loop-easy"]),
-        ("easy-sjbf", ["loop-easy"]),
+        ("fcfs", ["loop"]),  # the compiled event loop, order_decide and easy_decide within
+        ("sjf-list", ["loop"]),
+        ("easy", ["loop"]),
+        ("easy-sjbf", ["loop"]),
         ("prb", ["prb"]),
         ("replay", ["order"]),
         ("saf", ["order"]),
@@ -43,7 +43,7 @@ def test_a_family_is_compiled_once_per_process(make_workload, warmed):
     w = make_workload(SMALL, 4)
     for policy in ("fcfs", "sjf-list", "easy", "fcfs", "easy"):
         Simulator(w).run(make_policy(policy))
-    assert warmed == [["engine", "loop-order"], ["loop-easy"]]
+    assert warmed == [["engine", "loop"]]
     _kernels.load_kernels()  # a sweep: every family not loaded yet
     assert warmed[-1] == ["order", "prb", "easy", "easy-first", "easy-order"]
 
