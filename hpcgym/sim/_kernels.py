@@ -588,21 +588,27 @@ STALLED = 3
 
 
 @njit(cache=True, inline="always")
+def _heap_set(
+    heap_t: np.ndarray, heap_s: np.ndarray, heap_j: np.ndarray, i: int, t: float, s: int, j: int
+) -> None:
+    heap_t[i] = t
+    heap_s[i] = s
+    heap_j[i] = j
+
+
+@njit(cache=True, inline="always")
 def heap_push(
     heap_t: np.ndarray, heap_s: np.ndarray, heap_j: np.ndarray, size: int, t: float, s: int, j: int
 ) -> None:
+    """Add event ``(t, s)`` of job ``j`` to the heap of ``size`` events (a three-array binary heap)."""
     i = size
     while i > 0:
         p = (i - 1) >> 1
         if heap_t[p] < t or (heap_t[p] == t and heap_s[p] < s):
             break
-        heap_t[i] = heap_t[p]
-        heap_s[i] = heap_s[p]
-        heap_j[i] = heap_j[p]
+        _heap_set(heap_t, heap_s, heap_j, i, heap_t[p], heap_s[p], heap_j[p])
         i = p
-    heap_t[i] = t
-    heap_s[i] = s
-    heap_j[i] = j
+    _heap_set(heap_t, heap_s, heap_j, i, t, s, j)
 
 
 @njit(cache=True, inline="always")
@@ -624,11 +630,7 @@ def heap_pop(heap_t: np.ndarray, heap_s: np.ndarray, heap_j: np.ndarray, size: i
             c += 1
         if t < heap_t[c] or (t == heap_t[c] and s < heap_s[c]):
             break
-        heap_t[i] = heap_t[c]
-        heap_s[i] = heap_s[c]
-        heap_j[i] = heap_j[c]
+        _heap_set(heap_t, heap_s, heap_j, i, heap_t[c], heap_s[c], heap_j[c])
         i = c
-    heap_t[i] = t
-    heap_s[i] = s
-    heap_j[i] = j
+    _heap_set(heap_t, heap_s, heap_j, i, t, s, j)
     return top
