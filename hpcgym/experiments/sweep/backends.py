@@ -119,12 +119,20 @@ def _stop_now(pool: ProcessPoolExecutor) -> None:
     inherit this process's SIGTERM handler, which within
     :func:`~hpcgym.common.signals.terminate_as_interrupt` only raises.
     """
-    workers = list((getattr(pool, "_processes", None) or {}).values())
+    # the pool's own dict of workers: its manager thread may fork a replacement for a
+    # worker killed here (3.11 does, before it sees the pool broken) into this same dict
+    workers = getattr(pool, "_processes", None) or {}
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
-    for process in workers:
-        if process.is_alive():
-            process.kill()
-    for process in workers:
+    killed: list[Any] = []
+    for _ in range(2):
+        for process in list(workers.values()):
+            if process.is_alive():
+                process.kill()
+            killed.append(process)
+        if manager is not None:
+            manager.join(timeout=10)  # it has then stopped starting workers
+    for process in killed:
         process.join(timeout=10)
 
 
