@@ -82,8 +82,8 @@ def announce_compilation_of(kernels: Iterable[Any], stream: TextIO | None = None
         return
     global _said
     out = sys.stderr if stream is None else stream
-    # a run compiles its dispatcher's kernels, then its compiled event loop: the second
-    # notice of a command says "more"
+    # a command may compile more than one family (an evaluation: EASY's event loop, then
+    # PRB's kernel, ...): its second notice says "more"
     what = "more kernels" if _said else "kernels, first run only"
     _said = True
     print(f"hpcgym: compiling {what} ...", end="", file=out, flush=True)

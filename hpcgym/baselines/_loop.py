@@ -261,7 +261,7 @@ def run_compiled(
     Raises:
         InvalidDecisionError: as the Python loop would (see :func:`hpcgym.sim.loop.adopt_loop`).
     """
-    if not compilable(sim, every_event=False):
+    if not compilable(sim):
         return False
     load_kernels("loop")
     st = loop_state(sim)

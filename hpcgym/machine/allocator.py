@@ -329,17 +329,18 @@ def take_checked(machine: NodesArg, free: np.ndarray, v: np.ndarray, placement: 
 
 @njit(cache=True)
 def any_fits(
-    machine: NodesArg, free: np.ndarray, shape_chunks: np.ndarray, shape_v: np.ndarray, count: np.ndarray
+    machine: NodesArg, free: np.ndarray, shape_chunks: np.ndarray, shape_v: np.ndarray, shapes: np.ndarray
 ) -> bool:
-    """Whether one of the request shapes with ``count > 0`` fits ``free``.
+    """Whether one of the request shapes ``shapes`` (indices into the shape arrays) fits ``free``.
 
     Shapes are the distinct requests of a workload (see ``Simulator``): checking each
-    shape once, smallest first, with an early exit, answers "does any waiting job fit"
-    without looking at the waiting jobs one by one.
+    shape with a waiting job once, in the order given (the engine: smallest first), with
+    an early exit, answers "does any waiting job fit" without looking at the waiting jobs
+    one by one.
     """
     nodes = Nodes(*machine)
-    for s in range(len(count)):
-        if count[s] > 0 and fits(nodes, free, shape_chunks[s], shape_v[s]):
+    for s in shapes:
+        if fits(nodes, free, shape_chunks[s], shape_v[s]):
             return True
     return False
 

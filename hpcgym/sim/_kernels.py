@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from hpcgym.machine import Nodes, fits, place, take, take_checked
+from hpcgym.machine import Nodes, any_fits, fits, place, take, take_checked
 
 # header: sizes and flags
 H_JOBS = 0
@@ -367,17 +367,15 @@ def fits_jobs(mem: np.ndarray, jobs: np.ndarray, out: np.ndarray) -> int:
 @njit(cache=True, inline="always")
 def _any_fits(mem: np.ndarray) -> bool:
     """Whether a shape with a waiting job fits: the active shapes, smallest first, early exit."""
-    m = nodes_of(mem)
-    free = _free(mem)
+    n_shapes = mem[H_SHAPES]
     n_res = mem[H_RES]
-    o_act = mem[O_ACTIVE]
-    o_chunks = mem[O_SHAPE_CHUNKS]
-    o_v = mem[O_SHAPE_V]
-    for i in range(mem[H_NACTIVE]):
-        sh = mem[o_act + i]
-        if fits(m, free, mem[o_chunks + sh], mem[o_v + sh * n_res : o_v + (sh + 1) * n_res]):
-            return True
-    return False
+    return any_fits(
+        nodes_of(mem),
+        _free(mem),
+        _seg(mem, O_SHAPE_CHUNKS, n_shapes),
+        _seg(mem, O_SHAPE_V, n_shapes * n_res).reshape((n_shapes, n_res)),
+        _seg(mem, O_ACTIVE, mem[H_NACTIVE]),
+    )
 
 
 @njit(cache=True, inline="always")

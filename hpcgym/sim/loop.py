@@ -3,9 +3,9 @@
 :meth:`Simulator.run` offers a whole run to its dispatcher's
 :meth:`~hpcgym.sim.DispatcherBase.run_compiled`, which takes it when nothing in it needs
 Python between events (:func:`compilable`): the predictor's predictions are fixed
-(:attr:`hpcgym.predict.Predictor.fixed`), no job was amended, no wake-up instant is
-held, and the dispatcher is not asked at every event. The loop itself lives with the
-dispatchers' kernels (:mod:`hpcgym.baselines._loop`); this module gives it the engine's
+(:attr:`hpcgym.predict.Predictor.fixed`), no job was amended and no wake-up instant is
+held; a dispatcher asked at every event declines on its own. The loop itself lives with
+the dispatchers' kernels (:mod:`hpcgym.baselines._loop`); this module gives it the engine's
 arrays (:func:`loop_state`, views, not copies) and writes its counters back into the
 engine (:func:`adopt_loop`), so that the schedule, the decision count and the engine's
 state after the run are those of the Python loop.
@@ -60,16 +60,14 @@ class LoopState(NamedTuple):
     kill: bool
 
 
-def compilable(sim: Simulator, every_event: bool) -> bool:
-    """Whether the run from here can be replayed by a compiled loop (see the module doc).
+def compilable(sim: Simulator) -> bool:
+    """Whether the run from here (after ``reset`` and ``attach``) can be replayed by a compiled loop.
 
-    Args:
-        sim: the engine, after ``reset`` and ``attach``.
-        every_event: the dispatcher's :attr:`~hpcgym.sim.DispatcherBase.every_event`.
+    What the engine decides (see the module doc); a dispatcher asked at every event
+    (:attr:`~hpcgym.sim.DispatcherBase.every_event`) declines on its own.
     """
     return (
         sim.predictor.fixed
-        and not every_event
         and not sim._amended
         and not sim._events
         and not sim.n_done

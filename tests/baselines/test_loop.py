@@ -94,6 +94,36 @@ def test_the_compiled_loop_is_the_python_loop_on_node_machines(case, name: str, 
     assert_same(w, name, kill=kill)
 
 
+@settings(max_examples=40, deadline=None)
+@given(case=machines_and_workloads(max_jobs=25))
+def test_the_active_shapes_are_those_with_a_waiting_job_in_order(case) -> None:  # type: ignore[no-untyped-def]
+    from hpcgym.sim import _kernels as ek
+
+    _, w = case
+    seen = []
+
+    class Check(DispatcherBase):
+        name = "check"
+
+        def __init__(self) -> None:
+            self.inner = EasyBackfilling()
+
+        def reset(self, view):  # type: ignore[no-untyped-def]
+            self.inner.reset(view)
+
+        def __call__(self, view):  # type: ignore[no-untyped-def]
+            mem = view._sim._mem
+            a = ek.views(mem)
+            active = a.active[: mem[ek.H_NACTIVE]]
+            np.testing.assert_array_equal(active, np.flatnonzero(a.shape_count > 0))
+            np.testing.assert_array_equal(np.sort(np.unique(a.shape[view.queue])), active)
+            seen.append(len(active))
+            return self.inner(view)
+
+    Simulator(w).run(Check())
+    assert seen and min(seen) >= 1
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     n=st.integers(1, 60),

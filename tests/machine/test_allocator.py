@@ -196,7 +196,7 @@ def test_any_fits_is_any_shape_with_waiting_jobs_that_fits(case, counts):
     shapes_v = np.array([v, v, v], dtype=np.int64)
     count = np.array(counts, dtype=np.int64)
     expected = any(c > 0 and fits(m, free, k, v) for c, k in zip(count, shapes_chunks, strict=True))
-    assert any_fits(m, free, shapes_chunks, shapes_v, count) == expected
+    assert any_fits(m, free, shapes_chunks, shapes_v, np.flatnonzero(count > 0)) == expected
 
 
 def test_plain_tuples_and_named_bundles_give_the_same_answer():
