@@ -77,7 +77,14 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="galleguillos2019: comma-separated predictions to keep, of W, D, R (default: all)",
     )
     p.add_argument("--processes", type=int, default=None, help="parallel runs (default: one per core)")
-    p.add_argument("-o", "--out", type=Path, default=None, help="output folder (default: study-NAME)")
+    p.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder (default: study-NAME); its runs/ keeps every finished run, so running "
+        "the same command again resumes an interrupted study",
+    )
     p.add_argument("--no-plots", action="store_true", help="write JSON and CSV only")
     p.add_argument("--json", action="store_true", help="print the JSON instead of the table")
 
@@ -139,6 +146,7 @@ def run(args: argparse.Namespace) -> int:
         processes=args.processes,
         progress=log,
         seed=args.seed,
+        runs_dir=out / "runs",
     )
     for path in study.write(result, out, plots=not args.no_plots):
         print(f"wrote {path}", file=sys.stderr)

@@ -7,10 +7,20 @@ processes and keeps each run's per-job columns (:class:`Run`), not its schedule.
 here: the studies' CP time limit (:data:`CP_DELTA`, :func:`cp_spec`), finding a run in
 a list (:func:`find_run`) and writing a study's result (:func:`public`,
 :func:`write_results`).
+
+A study at the papers' sizes takes hours (002's 23 runs over 2,000 jobs: about two hours of
+one core per generator seed), so :func:`run_all` can keep every finished run in a folder
+(``hpcgym study -o OUT`` uses ``OUT/runs``) and read it back instead of running it again:
+an interrupted study resumes where it stopped when the same command is run again. A run
+is found by a key of everything its schedule depends on (the workload's content hash,
+the dispatcher, its parameters and the prediction, :func:`run_key`); its recorded
+simulation and CP decision times are those of the run that made it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -22,10 +32,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hpcgym.baselines import make_policy, policy_parameters, preset_predictor, resolve_policy_name
-from hpcgym.common.files import atomic_path, write_text_atomic
+from hpcgym.common.files import atomic_path, write_atomic, write_text_atomic
 from hpcgym.common.report import to_json, write_csv
 from hpcgym.sim import Simulator
-from hpcgym.workloads import Workload
+from hpcgym.workloads import Workload, content_sha256
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -95,6 +105,65 @@ def _run_one(workload: Workload, dispatcher: str, prediction: str, spec: str | N
     )
 
 
+RUN_FILE_VERSION = 1
+"""Bumped when :class:`Run`'s stored fields change: older run files are then run again."""
+
+
+def run_key(workload_sha256: str, dispatcher: str, prediction: str, spec: str | None) -> str:
+    """The key a finished run is stored under: 16 hex digits of everything its schedule depends on.
+
+    >>> run_key("ab" * 32, "easy", "W", None) == run_key("ab" * 32, "easy", "W", None)
+    True
+    >>> run_key("ab" * 32, "easy", "W", None) == run_key("ab" * 32, "easy", "D", None)
+    False
+    """
+    text = json.dumps([RUN_FILE_VERSION, workload_sha256, dispatcher, prediction, spec])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _run_path(folder: Path, key: str, dispatcher: str, prediction: str) -> Path:
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in dispatcher)
+    return folder / f"{name}-{prediction}-{key}.npz"
+
+
+def save_run(path: Path, run: Run, key: str) -> None:
+    """Write ``run`` to ``path`` (``.npz``; written whole or not at all)."""
+    import io
+
+    meta = {
+        "key": key,
+        "dispatcher": run.dispatcher,
+        "prediction": run.prediction,
+        "decisions": run.decisions,
+        "sim_seconds": run.sim_seconds,
+        "cp": run.cp,
+    }
+    buf = io.BytesIO()
+    np.savez(buf, start=run.start, first_prediction=run.first_prediction, meta=np.array(to_json(meta)))
+    write_atomic(path, buf.getvalue())
+
+
+def load_run(path: Path, key: str) -> Run | None:
+    """The run stored at ``path`` under ``key``; None if there is none, or another key's or an
+    unreadable file's there (it is then run again and overwritten)."""
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            if meta.get("key") != key:
+                return None
+            return Run(
+                meta["dispatcher"],
+                meta["prediction"],
+                z["start"],
+                z["first_prediction"],
+                int(meta["decisions"]),
+                float(meta["sim_seconds"]),
+                dict(meta["cp"]),
+            )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 _WORKER_WORKLOAD: Workload | None = None
 
 
@@ -115,19 +184,40 @@ def run_all(
     processes: int | None = None,
     progress: Callable[[str], None] | None = None,
     label: Callable[[str], str] = lambda d: d,
+    runs_dir: Path | None = None,
 ) -> list[Run]:
     """Every ``(dispatcher, prediction, spec)`` run of ``combos`` on ``workload``, in order.
 
     Runs go to ``processes`` worker processes (default: one per core, at most one per
     run; 1 runs here), the workload sent to each worker once. ``progress`` gets a line
-    after every finished run.
+    after every finished run. With ``runs_dir``, every finished run is written there as it
+    ends and a run already there (same :func:`run_key`) is read back instead of run.
     """
-    procs = min(processes or os.cpu_count() or 1, len(combos))
     runs: dict[tuple[str, str], Run] = {}
     t0 = time.perf_counter()
+    paths: dict[tuple[str, str], tuple[Path, str]] = {}
+    todo = list(combos)
+    if runs_dir is not None:
+        sha = content_sha256(workload)
+        todo = []
+        for d, p, spec in combos:
+            key = run_key(sha, d, p, spec)
+            path = paths[(d, p)] = (_run_path(runs_dir, key, d, p), key)
+            stored = load_run(*path)
+            if stored is None:
+                todo.append((d, p, spec))
+            else:
+                runs[(d, p)] = stored
+        if runs and progress is not None:
+            progress(f"{len(runs)} of {len(combos)} runs read back from {runs_dir}")
+    procs = min(processes or os.cpu_count() or 1, max(len(todo), 1))
 
     def done(run: Run) -> None:
         runs[(run.dispatcher, run.prediction)] = run
+        if runs_dir is not None:
+            runs_dir.mkdir(parents=True, exist_ok=True)
+            path, key = paths[(run.dispatcher, run.prediction)]
+            save_run(path, run, key)
         if progress is not None:
             progress(
                 f"[{len(runs)}/{len(combos)}] {label(run.dispatcher)}-{run.prediction}: "
@@ -135,11 +225,11 @@ def run_all(
             )
 
     if procs <= 1:
-        for d, p, spec in combos:
+        for d, p, spec in todo:
             done(_run_one(workload, d, p, spec))
-    else:
+    elif todo:
         with ProcessPoolExecutor(procs, initializer=_init_worker, initargs=(workload,)) as pool:
-            futures = [pool.submit(_run_in_worker, d, p, spec) for d, p, spec in combos]
+            futures = [pool.submit(_run_in_worker, d, p, spec) for d, p, spec in todo]
             for f in as_completed(futures):
                 done(f.result())
     return [runs[(d, p)] for d, p, _ in combos]

@@ -120,6 +120,7 @@ def run_galleguillos2017(
     progress: Callable[[str], None] | None = None,
     seed: int = 0,
     cp_delta: float | None = CP_DELTA,
+    runs_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Run 001's study on ``workload`` (a heterogeneous job table on its machine).
 
@@ -135,6 +136,8 @@ def run_galleguillos2017(
         seed: seed of the bootstrap intervals.
         cp_delta: the CP dispatchers' time limit (s, :data:`CP_DELTA`; None: the
             preset's own, 002's 1 s).
+        runs_dir: keep every finished run there and read back those already there
+            (:func:`~hpcgym.studies.eurora_runs.run_all`); None: keep none.
 
     Returns:
         A JSON-ready dict: ``rows`` (one per run, :data:`COLUMNS`), ``findings``,
@@ -156,7 +159,12 @@ def run_galleguillos2017(
         raise InvalidConfigError("dispatchers: nothing to run")
     combos = [(d, p, cp_spec(d, cp_delta)) for d in names for p in predictions]
     ordered = run_all(
-        workload, combos, processes=processes, progress=progress, label=lambda d: LABELS.get(d, d)
+        workload,
+        combos,
+        processes=processes,
+        progress=progress,
+        label=lambda d: LABELS.get(d, d),
+        runs_dir=runs_dir,
     )
     return summarize(workload, ordered, seed=seed)
 

@@ -163,6 +163,7 @@ def run_galleguillos2019(
     processes: int | None = None,
     progress: Callable[[str], None] | None = None,
     seed: int = 0,
+    runs_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Run 002's study on ``workload``.
 
@@ -175,6 +176,8 @@ def run_galleguillos2019(
         processes: parallel processes (default one per core).
         progress: called with a line after every finished run.
         seed: seed of the bootstrap intervals.
+        runs_dir: keep every finished run there and read back those already there
+            (:func:`~hpcgym.studies.eurora_runs.run_all`); None: keep none.
 
     Returns:
         A JSON-ready dict: ``rows`` (:data:`COLUMNS`), ``paper_table2``, ``findings``,
@@ -196,6 +199,7 @@ def run_galleguillos2019(
         processes=processes,
         progress=progress,
         label=lambda d: LABELS.get(d, d),
+        runs_dir=runs_dir,
     )
     return summarize(workload, done, cp_delta=cp_delta, seed=seed)
 

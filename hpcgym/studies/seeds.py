@@ -119,8 +119,9 @@ def run_over_seeds(
         study: the study (:data:`hpcgym.studies.registry.STUDIES`).
         seeds: generator seeds, distinct; each also seeds that run's bootstrap intervals.
         jobs, machine, load: the generated workload (:func:`hpcgym.workloads.eurora.eurora`).
-        out: folder for ``seed-S/`` (each seed's results, as ``hpcgym study`` writes them)
-            and ``seeds.json`` (:func:`summarize_over_seeds`); None: nothing written.
+        out: folder for ``seed-S/`` (each seed's results, as ``hpcgym study`` writes them,
+            and its finished runs in ``seed-S/runs``, read back when the same command runs
+            again) and ``seeds.json`` (:func:`summarize_over_seeds`); None: nothing written.
         plots: each seed's figures too.
         progress: called with a line per seed and per finished run.
         options: the study's own options (``dispatchers``, ``predictions``, ``cp_delta``,
@@ -139,7 +140,8 @@ def run_over_seeds(
         workload: Workload = fit_workload(eurora(jobs, seed=s, load=load), machine)
         if progress is not None:
             progress(f"seed {s}: {len(workload):,} jobs on {machine}")
-        result = study.run(workload, progress=progress, seed=s, **options)
+        runs_dir = None if out is None else out / f"seed-{s}" / "runs"
+        result = study.run(workload, progress=progress, seed=s, runs_dir=runs_dir, **options)
         if out is not None:
             study.write(result, out / f"seed-{s}", plots=plots)
         results.append(public(result))
