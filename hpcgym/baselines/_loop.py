@@ -45,6 +45,7 @@ from hpcgym.baselines._kernels import (
     load_kernels,
     order_decide,
 )
+from hpcgym.common._views import borrowed
 from hpcgym.sim import _kernels as ek
 from hpcgym.sim.loop import adopt_loop, compilable, loop_state
 from hpcgym.workloads import Workload
@@ -211,6 +212,23 @@ def run_loop(
     (``hpcgym.sim._kernels.C_*``); ``ended`` receives the jobs in termination order
     (``ended[:ctl[C_DONE]]``).
     """
+    # borrowed: every view the kernels make of these then skips numba's reference counts
+    # (atomic operations that were most of the loop's time; hpcgym.common._views)
+    mem, clock, ctl, out, reservation = (
+        borrowed(mem),
+        borrowed(clock),
+        borrowed(ctl),
+        borrowed(out),
+        borrowed(reservation),
+    )
+    submit, runtime, estimate, prediction = (
+        borrowed(submit),
+        borrowed(runtime),
+        borrowed(estimate),
+        borrowed(prediction),
+    )
+    start, end, killed, ended = borrowed(start), borrowed(end), borrowed(killed), borrowed(ended)
+    heap_t, heap_s, heap_j = borrowed(heap_t), borrowed(heap_s), borrowed(heap_j)
     stop_at = ctl[ek.C_DONE] + chunk
     no_order = out[:0]
     while _next_decision(mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at):

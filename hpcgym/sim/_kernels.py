@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from hpcgym.common._views import matrix
 from hpcgym.machine import Nodes, any_fits, fits, place, take, take_checked
 
 # header: sizes and flags
@@ -239,8 +240,14 @@ def _seg(mem: np.ndarray, key: int, size: int) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
+def _mat(mem: np.ndarray, key: int, rows: int) -> np.ndarray:
+    """Segment ``key`` as a ``(rows, R)`` matrix view (:func:`hpcgym.common._views.matrix`)."""
+    return matrix(mem, mem[key], rows, mem[H_RES])
+
+
+@njit(cache=True, inline="always")
 def _free(mem: np.ndarray) -> np.ndarray:
-    return _seg(mem, O_FREE, mem[H_NODES] * mem[H_RES]).reshape((mem[H_NODES], mem[H_RES]))
+    return _mat(mem, O_FREE, mem[H_NODES])
 
 
 @njit(cache=True, inline="always")
@@ -257,7 +264,7 @@ def nodes_of(mem: np.ndarray) -> Nodes:
     nodes = mem[H_NODES]
     n_res = mem[H_RES]
     return Nodes(
-        _seg(mem, O_CAPACITY, nodes * n_res).reshape((nodes, n_res)),
+        _mat(mem, O_CAPACITY, nodes),
         _seg(mem, O_WEIGHT, n_res),
         mem[H_EXCLUSIVE] != 0,
         mem[H_POLICY],
@@ -272,9 +279,9 @@ def unpack(mem: np.ndarray) -> EngineArrays:
     n_res = mem[H_RES]
     n_shapes = mem[H_SHAPES]
     return EngineArrays(
-        _seg(mem, O_FREE, nodes * n_res).reshape((nodes, n_res)),
+        _mat(mem, O_FREE, nodes),
         _seg(mem, O_CHUNKS, n),
-        _seg(mem, O_PER_CHUNK, n * n_res).reshape((n, n_res)),
+        _mat(mem, O_PER_CHUNK, n),
         _seg(mem, O_PTR, n + 1),
         _seg(mem, O_PLACED, mem[H_CHUNKS]),
         _seg(mem, O_STATE, n),
@@ -284,7 +291,7 @@ def unpack(mem: np.ndarray) -> EngineArrays:
         _seg(mem, O_SHAPE, n),
         _seg(mem, O_SHAPE_COUNT, n_shapes),
         _seg(mem, O_SHAPE_CHUNKS, n_shapes),
-        _seg(mem, O_SHAPE_V, n_shapes * n_res).reshape((n_shapes, n_res)),
+        _mat(mem, O_SHAPE_V, n_shapes),
         _seg(mem, O_ENDED, n),
         _seg(mem, O_FREE_TOTAL, n_res),
         _seg(mem, O_ACTIVE, n_shapes),
@@ -295,10 +302,9 @@ def unpack(mem: np.ndarray) -> EngineArrays:
 def jobs_of(mem: np.ndarray, prediction: np.ndarray, start: np.ndarray) -> Jobs:
     """The :class:`Jobs` bundle: request and placement columns as views of ``mem``."""
     n = mem[H_JOBS]
-    n_res = mem[H_RES]
     return Jobs(
         _seg(mem, O_CHUNKS, n),
-        _seg(mem, O_PER_CHUNK, n * n_res).reshape((n, n_res)),
+        _mat(mem, O_PER_CHUNK, n),
         prediction,
         start,
         _seg(mem, O_PTR, n + 1),
@@ -368,12 +374,11 @@ def fits_jobs(mem: np.ndarray, jobs: np.ndarray, out: np.ndarray) -> int:
 def _any_fits(mem: np.ndarray) -> bool:
     """Whether a shape with a waiting job fits: the active shapes, smallest first, early exit."""
     n_shapes = mem[H_SHAPES]
-    n_res = mem[H_RES]
     return any_fits(
         nodes_of(mem),
         _free(mem),
         _seg(mem, O_SHAPE_CHUNKS, n_shapes),
-        _seg(mem, O_SHAPE_V, n_shapes * n_res).reshape((n_shapes, n_res)),
+        _mat(mem, O_SHAPE_V, n_shapes),
         _seg(mem, O_ACTIVE, mem[H_NACTIVE]),
     )
 
