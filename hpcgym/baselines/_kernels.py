@@ -31,10 +31,11 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
+from hpcgym.common._views import borrowed, matrix
 from hpcgym.machine import BEST_FIT, Nodes, fits, place, take
-from hpcgym.machine.allocator import stable_argsort
+from hpcgym.machine.allocator import stable_argsort, stable_argsort_into
 from hpcgym.sim import Jobs, State
-from hpcgym.sim._kernels import jobs_of, nodes_of, state_of
+from hpcgym.sim._kernels import H_CHUNKS, jobs_of, nodes_of, state_of
 
 RES_HEAD = 0
 """Index, in an EASY kernel's ``reservation`` array, of the job given the reservation (-1: none)."""
@@ -65,6 +66,27 @@ class EasyRule(NamedTuple):
 EasyRuleArg = EasyRule | tuple[float, bool, bool, bool]
 """An :class:`EasyRule`, or its fields as a plain tuple."""
 
+
+@njit(cache=True)
+def work_words(nodes: int, n_res: int, n_jobs: int) -> int:
+    """The scratch (int64 words) the EASY and order kernels need on a machine of ``nodes`` x
+    ``n_res`` with ``n_jobs`` jobs: three free matrices, three per-type totals, and four
+    job-length arrays (positions, predicted ends, two for sorting them).
+
+    The adapters (``*_decide``) take it from the end of their ``out`` buffer, after the
+    jobs and their placements: a kernel that allocated its scratch on every decision
+    spent a quarter of the compiled event loop's time in ``malloc``, ``free`` and the
+    reference counts of the new arrays. With a shorter ``out`` the kernel allocates it.
+    """
+    return 3 * nodes * n_res + 3 * n_res + 4 * n_jobs
+
+
+@njit(cache=True, inline="always")
+def _parts(out: np.ndarray, n: int, chunks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``out`` as (jobs to start, their placements, scratch): ``n`` jobs, ``chunks`` placement entries."""
+    return out[:n], out[n : n + chunks], out[n + chunks :]
+
+
 NO_LITERAL_ZERO = np.int64(0)
 """0 as an int64, not a literal: a compiled function called with a literal argument
 (``f(x, 0)``, or a variable that starts at 0) is compiled once more for that literal
@@ -82,16 +104,6 @@ def _order(jobs: np.ndarray, key: np.ndarray) -> np.ndarray:
 # spell that test out rather than call a helper with the arrays: a helper inlined into
 # such a loop makes numba count references to its array arguments on every turn, which
 # costs more than the test.
-
-
-@njit(cache=True, inline="always")
-def _totals(free: np.ndarray) -> np.ndarray:
-    """The free amount of each resource type, summed over the nodes."""
-    total = np.zeros(free.shape[1], dtype=np.int64)
-    for i in range(free.shape[0]):
-        for r in range(free.shape[1]):
-            total[r] += free[i, r]
-    return total
 
 
 @njit(cache=True, inline="always")
@@ -269,6 +281,7 @@ def easy_kernel(
     out_jobs: np.ndarray,
     out_nodes: np.ndarray,
     reservation: np.ndarray,
+    work: np.ndarray,
 ) -> tuple[int, int]:
     """EASY backfilling and its variants; see :class:`hpcgym.baselines.EasyBackfilling`.
 
@@ -287,7 +300,8 @@ def easy_kernel(
     On a machine of one node and one resource type this is exactly Lifka's EASY with
     processor counts. ``reservation`` receives ``[head, time, predicted time]`` at the
     indices :data:`RES_HEAD`, :data:`RES_TIME`, :data:`RES_PREDICTED_TIME` (head -1 when
-    every waiting job started).
+    every waiting job started). ``work`` is the scratch (:func:`work_words`; allocated
+    here if shorter).
     """
     m = Nodes(*machine)
     jb = Jobs(*jobs)
@@ -301,21 +315,37 @@ def easy_kernel(
     nq = len(queue)
     running = st.running
     nr = len(running)
-    # scratch in one allocation each: the free matrix now, at the reservation, and their
-    # minimum; where each started job's placement sits in out_nodes, and the head's nodes
-    mats = np.empty((3, st.free.shape[0], st.free.shape[1]), dtype=np.int64)
-    free = mats[0]
-    n_nodes, n_res = free.shape
+    # scratch: the free matrix now, at the reservation, and their minimum, with their
+    # per-type totals; where each started job's placement sits in out_nodes; the
+    # predicted ends and the two buffers that sort them
+    n_nodes, n_res = st.free.shape
+    n_jobs = len(chunks)
+    if len(work) < work_words(n_nodes, n_res, n_jobs):
+        work = np.empty(work_words(n_nodes, n_res, n_jobs), dtype=np.int64)
+    size = n_nodes * n_res
+    free = matrix(work, 0, n_nodes, n_res)
+    trial = matrix(work, size, n_nodes, n_res)
+    limit = matrix(work, 2 * size, n_nodes, n_res)
+    b = 3 * size
+    total = work[b : b + n_res]
+    trial_total = work[b + n_res : b + 2 * n_res]
+    limit_total = work[b + 2 * n_res : b + 3 * n_res]
+    b += 3 * n_res
+    seg = work[b : b + n_jobs]
+    ends_buf = work[b + n_jobs : b + 2 * n_jobs].view(np.float64)
+    sort_buf = work[b + 2 * n_jobs : b + 3 * n_jobs]
+    spare = work[b + 3 * n_jobs : b + 4 * n_jobs]
     # copies and minimums spelt out as loops: numba compiles ``a[:] = b`` and
     # ``np.minimum(a, b, out)`` with a shape-mismatch error path that formats a message,
     # several seconds of compiling for what one loop does
+    for r in range(n_res):
+        total[r] = 0
     for a in range(n_nodes):
         for r in range(n_res):
             free[a, r] = st.free[a, r]
-    total = _totals(free)
+            total[r] += free[a, r]
     left = total.sum()
     order = _order(queue, pred[queue]) if ru.reserve_shortest else queue
-    seg = np.empty(nq, dtype=np.int64)
     k = 0
     pos = NO_LITERAL_ZERO
     # 1. start jobs in reservation order while they fit
@@ -347,18 +377,18 @@ def easy_kernel(
     hv = per[head]
     # 2. reservation: release jobs by predicted end until the head job fits
     n_ends = nr + k
-    ends = np.empty(n_ends, dtype=np.float64)
+    ends = ends_buf[:n_ends]
     for q in range(nr):
         r = running[q]
         ends[q] = jb.start[r] + ru.factor * pred[r]
     for q in range(k):
         ends[nr + q] = now + ru.factor * pred[out_jobs[q]]
-    idx = stable_argsort(ends)
-    trial = mats[1]
+    idx = stable_argsort_into(ends, sort_buf, spare)
     for a in range(n_nodes):
         for r in range(n_res):
             trial[a, r] = free[a, r]
-    trial_total = total.copy()
+    for r in range(n_res):
+        trial_total[r] = total[r]
     cap = m.capacity
     ptr = jb.placement_ptr
     shadow = now
@@ -395,7 +425,8 @@ def easy_kernel(
             lo = seg[e - nr]
             _release(trial, trial_total, cap, m.exclusive, per, rj, out_nodes, lo, lo + chunks[rj])
         q += 1
-    held = np.empty(hc, dtype=np.int64)
+    # the head's trial placement: in the sorting buffers, which are no longer needed
+    held = spare[:hc] if hc <= n_jobs else np.empty(hc, dtype=np.int64)
     if not place(m, trial, hc, hv, held, NO_LITERAL_ZERO):  # pragma: no cover - fits an empty machine
         return k, pos
     take(m, trial, hv, held)
@@ -408,7 +439,7 @@ def easy_kernel(
         return k, pos
     rest = order[i + 1 :]
     if ru.sjbf:  # sort only the candidates that fit now: the others cannot start in this pass
-        fit = np.empty(len(rest), dtype=np.int64)
+        fit = seg[: len(rest)]  # the positions of step 1 are no longer needed
         nf = 0
         for j in rest:
             c = chunks[j]
@@ -422,11 +453,13 @@ def easy_kernel(
                 nf += 1
         fit = fit[:nf]
         rest = _order(fit, pred[fit])
-    limit = mats[2]  # what a job that ends after the reservation may use: min(free, extra)
+    # what a job that ends after the reservation may use: min(free, extra)
+    for r in range(n_res):
+        limit_total[r] = 0
     for a in range(n_nodes):
         for r in range(n_res):
             limit[a, r] = min(free[a, r], extra[a, r])
-    limit_total = _totals(limit)
+            limit_total[r] += limit[a, r]
     for j in rest:
         c = chunks[j]
         may_fit = True
@@ -473,6 +506,8 @@ def prb_decide(
     out: np.ndarray,
 ) -> tuple[int, int]:
     """:func:`prb_kernel` on the engine's buffer (see ``SystemView.kernel_inputs``)."""
+    mem, prediction, start, submit = borrowed(mem), borrowed(prediction), borrowed(start), borrowed(submit)
+    weight, size, out = borrowed(weight), borrowed(size), borrowed(out)
     n = len(start)
     state = state_of(mem, now, out[:0])
     jobs = jobs_of(mem, prediction, start)
@@ -490,10 +525,13 @@ def easy_decide(
     reservation: np.ndarray,
 ) -> tuple[int, int]:
     """:func:`easy_kernel` on the engine's buffer (see ``SystemView.kernel_inputs``)."""
+    mem, prediction, start = borrowed(mem), borrowed(prediction), borrowed(start)
+    out, reservation = borrowed(out), borrowed(reservation)
     n = len(start)
     state = state_of(mem, now, out[:0])
     jobs = jobs_of(mem, prediction, start)
-    return easy_kernel(nodes_of(mem), jobs, state, rule, out[:n], out[n:], reservation)
+    out_jobs, out_nodes, work = _parts(out, n, mem[H_CHUNKS])
+    return easy_kernel(nodes_of(mem), jobs, state, rule, out_jobs, out_nodes, reservation, work)
 
 
 @njit(cache=True)
@@ -512,6 +550,8 @@ def easy_decide_first(
     The other waiting jobs keep their arrival order; ``first`` is the one that gets the
     reservation if it does not fit.
     """
+    mem, prediction, start = borrowed(mem), borrowed(prediction), borrowed(start)
+    out, reservation = borrowed(out), borrowed(reservation)
     n = len(start)
     queue = state_of(mem, now, out[:0]).queue
     order = np.empty(len(queue) + 1, dtype=np.int64)
@@ -523,31 +563,47 @@ def easy_decide_first(
             k += 1
     state = state_of(mem, now, order[:k])
     jobs = jobs_of(mem, prediction, start)
-    return easy_kernel(nodes_of(mem), jobs, state, rule, out[:n], out[n:], reservation)
+    out_jobs, out_nodes, work = _parts(out, n, mem[H_CHUNKS])
+    return easy_kernel(nodes_of(mem), jobs, state, rule, out_jobs, out_nodes, reservation, work)
 
 
 @njit(cache=True, inline="always")
 def order_kernel(
-    machine: Nodes, jobs: Jobs, state: State, every_fit: bool, out_jobs: np.ndarray, out_nodes: np.ndarray
+    machine: Nodes,
+    jobs: Jobs,
+    state: State,
+    every_fit: bool,
+    out_jobs: np.ndarray,
+    out_nodes: np.ndarray,
+    work: np.ndarray,
 ) -> tuple[int, int]:
     """Start waiting jobs in the state's queue order, which the caller chose.
 
     Without ``every_fit`` it stops at the first job that does not fit (a strict queue
     order, nothing overtakes its head); with it, it walks the whole order and starts
-    every job that fits (list scheduling, no reservation).
+    every job that fits (list scheduling, no reservation). ``work``: scratch for a copy of
+    the free matrix and its per-type totals (allocated here if shorter).
     """
     m = Nodes(*machine)
     jb = Jobs(*jobs)
     st = State(*state)
-    free = st.free.copy()
-    total = _totals(free)
+    n_nodes, n_res = st.free.shape
+    if len(work) < n_nodes * n_res + n_res:
+        work = np.empty(n_nodes * n_res + n_res, dtype=np.int64)
+    free = matrix(work, 0, n_nodes, n_res)
+    total = work[n_nodes * n_res : n_nodes * n_res + n_res]
+    for r in range(n_res):
+        total[r] = 0
+    for a in range(n_nodes):
+        for r in range(n_res):
+            free[a, r] = st.free[a, r]
+            total[r] += free[a, r]
     left = total.sum()
     per = jb.per_chunk
     k = 0
     pos = NO_LITERAL_ZERO
     if left == 0:
         return k, pos
-    n_res = free.shape[1]
     for j in st.queue:
         c = jb.chunks[j]
         may_fit = True
@@ -596,6 +652,8 @@ def order_decide(
     without ``every_fit``; SJF and LJF of Galleguillos et al. are the queue sorted by
     prediction with ``every_fit``. One kernel for all of them: one compilation.
     """
+    mem, prediction, start = borrowed(mem), borrowed(prediction), borrowed(start)
+    order, out = borrowed(order), borrowed(out)
     n = len(start)
     state = state_of(mem, now, order)
     if sort != ARRIVAL:
@@ -605,7 +663,8 @@ def order_decide(
             key = -key
         state = State(state.now, state.free, _order(queue, key), state.running)
     jobs = jobs_of(mem, prediction, start)
-    return order_kernel(nodes_of(mem), jobs, state, every_fit, out[:n], out[n:])
+    out_jobs, out_nodes, work = _parts(out, n, mem[H_CHUNKS])
+    return order_kernel(nodes_of(mem), jobs, state, every_fit, out_jobs, out_nodes, work)
 
 
 @njit(cache=True)
@@ -625,10 +684,13 @@ def easy_decide_order(
     while they fit, the first that does not gets the reservation, and the rest are
     backfilled in ``order``.
     """
+    mem, prediction, start = borrowed(mem), borrowed(prediction), borrowed(start)
+    order, out, reservation = borrowed(order), borrowed(out), borrowed(reservation)
     n = len(start)
     state = state_of(mem, now, order)
     jobs = jobs_of(mem, prediction, start)
-    return easy_kernel(nodes_of(mem), jobs, state, rule, out[:n], out[n:], reservation)
+    out_jobs, out_nodes, work = _parts(out, n, mem[H_CHUNKS])
+    return easy_kernel(nodes_of(mem), jobs, state, rule, out_jobs, out_nodes, reservation, work)
 
 
 FAMILIES = ("order", "prb", "easy", "easy-first", "easy-order", "loop")

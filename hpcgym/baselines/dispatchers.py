@@ -30,6 +30,7 @@ from hpcgym.baselines._kernels import (
     load_kernels,
     order_decide,
     prb_decide,
+    work_words,
 )
 from hpcgym.baselines._loop import EASY, ORDER, run_compiled
 from hpcgym.common.errors import InvalidConfigError
@@ -50,7 +51,8 @@ _ARRIVAL_ORDER = np.zeros(0, dtype=np.int64)
 class _Buffers:
     """The output buffer of a compiled kernel, sized for the view's workload.
 
-    ``out[:n]`` receives the jobs to start, ``out[n:]`` their placements (n jobs).
+    ``out[:n]`` receives the jobs to start, ``out[n:]`` their placements (n jobs), and the
+    rest is the kernels' scratch (:func:`~hpcgym.baselines._kernels.work_words`).
     """
 
     __slots__ = ("_decision", "n", "out", "view")
@@ -65,7 +67,9 @@ class _Buffers:
         if self.view is not view:
             self.view = view
             self.n = len(view.chunks)
-            self.out = np.zeros(self.n + int(view.placement_ptr[-1]), dtype=np.int64)
+            nodes, n_res = view.free.shape
+            work = work_words(nodes, n_res, self.n)  # the kernels' scratch, after the placements
+            self.out = np.zeros(self.n + int(view.placement_ptr[-1]) + work, dtype=np.int64)
         return self
 
     def decision(self, jobs: int, nodes: int) -> Decision:

@@ -47,6 +47,8 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
+from hpcgym.common._views import borrowed
+
 FIRST_FIT = 0
 BEST_FIT = 1
 POLICIES = {"first-fit": FIRST_FIT, "best-fit": BEST_FIT}
@@ -73,6 +75,17 @@ class Nodes(NamedTuple):
 
 NodesArg = Nodes | tuple[Any, ...]
 """A :class:`Nodes` bundle, or the same fields as a plain tuple (see the module docstring)."""
+
+
+@njit(cache=True, inline="always")
+def _nodes(machine: NodesArg) -> Nodes:
+    """The named bundle of ``machine``, its arrays borrowed (:func:`hpcgym.common._views.borrowed`).
+
+    Every compiled function here that takes arrays borrows them on entry: the caller
+    holds them for the call, none is returned or kept, and the views made of them then
+    cost no reference counting (the compiled event loop's main cost before).
+    """
+    return Nodes(borrowed(machine[0]), borrowed(machine[1]), machine[2], machine[3])
 
 
 def best_fit_weights(capacity: np.ndarray) -> np.ndarray:
@@ -108,7 +121,17 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
     unique, so the two agree element for element.
     """
     n = len(keys)
-    idx = np.empty(n, dtype=np.int64)
+    return stable_argsort_into(keys, np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
+
+
+@njit(cache=True, inline="always")
+def stable_argsort_into(keys: np.ndarray, idx: np.ndarray, spare: np.ndarray) -> np.ndarray:
+    """:func:`stable_argsort` in the caller's buffers (each at least ``len(keys)`` long).
+
+    Returns the order: a view of ``idx`` or of ``spare`` (whichever the merges ended in).
+    """
+    n = len(keys)
+    idx = idx[:n]
     for i in range(n):
         idx[i] = i
     run = 16
@@ -125,7 +148,7 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
     if n <= run:
         return idx
     src = idx
-    dst = np.empty(n, dtype=np.int64)
+    dst = spare[:n]
     width = run
     while width < n:
         for lo in range(0, n, 2 * width):
@@ -181,7 +204,8 @@ def slots(nodes: Nodes, free: np.ndarray, i: int, v: np.ndarray) -> int:
 @njit(cache=True)
 def fits(machine: NodesArg, free: np.ndarray, chunks: int, v: np.ndarray) -> bool:
     """Whether ``chunks`` chunks of ``v`` fit the free matrix (whatever the policy)."""
-    nodes = Nodes(*machine)
+    nodes = _nodes(machine)
+    free, v = borrowed(free), borrowed(v)
     if chunks == 1 and not nodes.exclusive:  # one node with room is enough: no division
         n_res = free.shape[1]
         for i in range(free.shape[0]):
@@ -209,7 +233,8 @@ def place(machine: NodesArg, free: np.ndarray, chunks: int, v: np.ndarray, out: 
     and returns True, or returns False (``out`` then holds garbage there) when the
     request does not fit.
     """
-    nodes = Nodes(*machine)
+    nodes = _nodes(machine)
+    free, v, out = borrowed(free), borrowed(v), borrowed(out)
     n_nodes = free.shape[0]
     if nodes.policy == BEST_FIT and n_nodes > 1:
         # integer scores held as float64, exactly: each term is at most about 2**41
@@ -267,7 +292,8 @@ def take(machine: NodesArg, free: np.ndarray, v: np.ndarray, placement: np.ndarr
 
     The placement is not checked (see :func:`take_checked`).
     """
-    nodes = Nodes(*machine)
+    nodes = _nodes(machine)
+    free, v, placement = borrowed(free), borrowed(v), borrowed(placement)
     taken = 0
     n_res = free.shape[1]
     for i in placement:
@@ -285,7 +311,8 @@ def take(machine: NodesArg, free: np.ndarray, v: np.ndarray, placement: np.ndarr
 @njit(cache=True)
 def give(machine: NodesArg, free: np.ndarray, v: np.ndarray, placement: np.ndarray) -> None:
     """Add a placement back to ``free`` in place (the inverse of :func:`take`)."""
-    nodes = Nodes(*machine)
+    nodes = _nodes(machine)
+    free, v, placement = borrowed(free), borrowed(v), borrowed(placement)
     cap = nodes.capacity
     n_res = free.shape[1]
     for i in placement:
@@ -309,7 +336,8 @@ def take_checked(machine: NodesArg, free: np.ndarray, v: np.ndarray, placement: 
         0 once taken; ``-1 - c`` if chunk ``c`` is the first impossible one, in which
         case ``free`` is left as it was.
     """
-    nodes = Nodes(*machine)
+    nodes = _nodes(machine)
+    free, v, placement = borrowed(free), borrowed(v), borrowed(placement)
     cap = nodes.capacity
     n_res = free.shape[1]
     n_nodes = free.shape[0]
@@ -338,7 +366,13 @@ def any_fits(
     an early exit, answers "does any waiting job fit" without looking at the waiting jobs
     one by one.
     """
-    nodes = Nodes(*machine)
+    nodes = _nodes(machine)
+    free, shape_chunks, shape_v, shapes = (
+        borrowed(free),
+        borrowed(shape_chunks),
+        borrowed(shape_v),
+        borrowed(shapes),
+    )
     for s in shapes:
         if fits(nodes, free, shape_chunks[s], shape_v[s]):
             return True

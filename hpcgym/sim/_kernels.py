@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from hpcgym.common._views import matrix
+from hpcgym.common._views import borrowed, matrix
 from hpcgym.machine import Nodes, any_fits, fits, place, take, take_checked
 
 # header: sizes and flags
@@ -325,6 +325,7 @@ def state_of(mem: np.ndarray, now: float, order: np.ndarray) -> State:
 @njit(cache=True)
 def compact(mem: np.ndarray) -> None:
     """Remove the tombstones of jobs started from the middle of the queue."""
+    mem = borrowed(mem)
     oq = mem[O_QUEUE]
     op = mem[O_QPOS]
     lo = mem[H_QLO]
@@ -342,12 +343,14 @@ def compact(mem: np.ndarray) -> None:
 @njit(cache=True)
 def fits_job(mem: np.ndarray, j: int) -> bool:
     """Whether job ``j`` fits the free resources now."""
+    mem = borrowed(mem)
     return fits(nodes_of(mem), _free(mem), mem[mem[O_CHUNKS] + j], _row(mem, j))
 
 
 @njit(cache=True)
 def fits_jobs(mem: np.ndarray, jobs: np.ndarray, out: np.ndarray) -> int:
     """``out[i]`` = whether ``jobs[i]`` fits the free resources now; returns how many fit."""
+    mem, jobs, out = borrowed(mem), borrowed(jobs), borrowed(out)
     m = nodes_of(mem)
     free = _free(mem)
     n_res = mem[H_RES]
@@ -411,6 +414,7 @@ def _deactivate(mem: np.ndarray, sh: int) -> None:
 @njit(cache=True)
 def any_waiting_fits(mem: np.ndarray) -> bool:
     """Whether a waiting job fits now: one check per request shape, smallest first."""
+    mem = borrowed(mem)
     return _any_fits(mem)
 
 
@@ -421,6 +425,7 @@ def instant(mem: np.ndarray, n_ended: int, first: int, stop: int, check: bool) -
     Returns:
         With ``check``, whether a waiting job fits afterwards (else False).
     """
+    mem = borrowed(mem)  # held by the caller: its views need no reference counts (hpcgym.common._views)
     n_res = mem[H_RES]
     o_state = mem[O_STATE]
     if n_ended:
@@ -508,6 +513,7 @@ def commit(
         ``(started, code)``: how many jobs started, and :data:`OK` or why the next one
         could not (:data:`BAD_PLACEMENT` also when ``nodes`` has the wrong length).
     """
+    mem, start, jobs, nodes = borrowed(mem), borrowed(start), borrowed(jobs), borrowed(nodes)
     n = mem[H_JOBS]
     o_state = mem[O_STATE]
     o_chunks = mem[O_CHUNKS]
