@@ -124,7 +124,7 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
     return stable_argsort_into(keys, np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def stable_argsort_into(keys: np.ndarray, idx: np.ndarray, spare: np.ndarray) -> np.ndarray:
     """:func:`stable_argsort` in the caller's buffers (each at least ``len(keys)`` long).
 
