@@ -53,6 +53,9 @@ from hpcgym.workloads import Workload
 if TYPE_CHECKING:
     from hpcgym.sim import Simulator
 
+GIVEN = np.bool_(True)
+"""``commit``'s ``given`` argument as a typed value (see ``NO_LITERAL_ZERO`` in ``_kernels``)."""
+
 ORDER = 0
 """``run_compiled(kind=ORDER)``: ``order_decide``'s decisions (FCFS, SJF/LJF list scheduling)."""
 EASY = 1
@@ -151,7 +154,8 @@ def _start_decided(
             ctl[ek.C_STATUS] = ek.STALLED
             return False
         return True
-    started, code = ek.commit(mem, start, now, out[:k], out[n : n + pos], True)
+    # GIVEN, not True: a literal would compile commit once more, for Literal[bool](True)
+    started, code = ek.commit(mem, start, now, out[:k], out[n : n + pos], GIVEN)
     ctl[ek.C_WAITING] -= started
     ctl[ek.C_RUNNING] += started
     size = ctl[ek.C_HEAP]
