@@ -107,6 +107,18 @@ def _order(jobs: np.ndarray, key: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
+def _copy_free(src: np.ndarray, free: np.ndarray, total: np.ndarray) -> None:
+    """``free[:] = src`` and ``total`` = its per-type sums, as loops (see the note above)."""
+    n_nodes, n_res = src.shape
+    for r in range(n_res):
+        total[r] = 0
+    for a in range(n_nodes):
+        for r in range(n_res):
+            free[a, r] = src[a, r]
+            total[r] += src[a, r]
+
+
+@njit(cache=True, inline="always")
 def _take(m: Nodes, free: np.ndarray, total: np.ndarray, v: np.ndarray, placement: np.ndarray) -> int:
     """:func:`~hpcgym.machine.allocator.take`, also off the per-type totals; returns the units taken."""
     taken = 0
@@ -338,12 +350,7 @@ def easy_kernel(
     # copies and minimums spelt out as loops: numba compiles ``a[:] = b`` and
     # ``np.minimum(a, b, out)`` with a shape-mismatch error path that formats a message,
     # several seconds of compiling for what one loop does
-    for r in range(n_res):
-        total[r] = 0
-    for a in range(n_nodes):
-        for r in range(n_res):
-            free[a, r] = st.free[a, r]
-            total[r] += free[a, r]
+    _copy_free(st.free, free, total)
     left = total.sum()
     order = _order(queue, pred[queue]) if ru.reserve_shortest else queue
     k = 0
@@ -592,12 +599,7 @@ def order_kernel(
         work = np.empty(n_nodes * n_res + n_res, dtype=np.int64)
     free = matrix(work, 0, n_nodes, n_res)
     total = work[n_nodes * n_res : n_nodes * n_res + n_res]
-    for r in range(n_res):
-        total[r] = 0
-    for a in range(n_nodes):
-        for r in range(n_res):
-            free[a, r] = st.free[a, r]
-            total[r] += free[a, r]
+    _copy_free(st.free, free, total)
     left = total.sum()
     per = jb.per_chunk
     k = 0
