@@ -125,7 +125,17 @@ def test_the_same_seed_trains_the_same_model(maskable_run, tmp_path: Path) -> No
 def test_ppo_counts_its_invalid_actions_with_two_subprocess_envs_and_logs_them(tmp_path: Path) -> None:
     tb = tmp_path / "tb"
     run = train_ppo.main(
-        [*TINY, "--out", str(tmp_path / "ppo"), "--n-envs", "2", "--tensorboard-log", str(tb)]
+        [
+            *TINY,
+            "--out",
+            str(tmp_path / "ppo"),
+            "--n-envs",
+            "2",
+            "--vec",
+            "subproc",
+            "--tensorboard-log",
+            str(tb),
+        ]
     )
     assert run.vec_env == "SubprocVecEnv"
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
