@@ -13,60 +13,12 @@ from gymnasium.vector.utils import batch_space
 
 import hpcgym.env._vector_kernels as vk
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.env._kernels import ACCRUED_BSLD, ACCRUED_WAIT_HOURS
+from hpcgym.env._compiled import CompiledEpisodes, compiled_obstacle
 from hpcgym.env.config import DispatchConfig, make_config
 from hpcgym.env.dispatch import DispatchEnv, DispatchEnvV0
-from hpcgym.env.observations import FreeResources, Histograms, JobRequests, JobWindow, SystemSummary
-from hpcgym.env.rewards import BsldDense, BsldSparse, WaitDense
-from hpcgym.sim import TAU
 from hpcgym.sim import _kernels as ek
-from hpcgym.sim.loop import LoopState, adopt_loop
 
-_PARTS = {JobWindow: vk.P_JOBS, Histograms: vk.P_HISTOGRAMS, SystemSummary: vk.P_SYSTEM,
-          FreeResources: vk.P_RESOURCES, JobRequests: vk.P_REQUESTS}  # fmt: skip
-_REWARDS = {BsldDense: ACCRUED_BSLD, WaitDense: ACCRUED_WAIT_HOURS, BsldSparse: vk.NO_KERNEL}
-_FLOAT_COLS = (
-    "submit",
-    "runtime",
-    "estimate",
-    "prediction",
-    "start",
-    "end",
-    "heap_t",
-    "reward_runtime",
-    "counted",
-)
-_INT_COLS = ("ended", "heap_s", "heap_j", "procs", "user", "size_bin")
-
-
-def compiled_obstacle(env: DispatchEnv) -> str | None:
-    """Why ``env``'s configuration cannot be stepped by the compiled kernel, or None if it can.
-
-    The reason starts with the parameter that decides it (``mode``, ``backfill``,
-    ``every_event``, ``predictor``, ``observations``, ``reward``).
-    """
-    cfg = env.config
-    if cfg.action.mode != "job":
-        return f"mode: {cfg.action.mode!r} lets a Python dispatcher decide (only 'job' is compiled)"
-    if cfg.action.backfill != "none":
-        return (
-            f"backfill: {cfg.action.backfill!r} runs EASY's reservation loop in Python "
-            "(only 'none' is compiled)"
-        )
-    if cfg.action.every_event:
-        return "every_event: stopping at every event is not compiled (only every_event=False)"
-    p = env._predictor
-    if not p.fixed:
-        return (
-            f"predictor: {p.name!r} changes its predictions as jobs arrive and end (only predictors "
-            "whose predictions are fixed at reset, such as the default wall-time, are compiled)"
-        )
-    for name, b in env.observation_builders.items():
-        if type(b) not in _PARTS:
-            return f"observations: the part {name!r} ({type(b).__name__}) is not one of the compiled builders"
-    if type(env._reward) not in _REWARDS:
-        return f"reward: {env._reward.name!r} ({type(env._reward).__name__}) is not one of the compiled terms"
-    return None
+__all__ = ["DispatchVectorEnv", "DispatchVectorEnvV0", "compiled_obstacle"]
 
 
 class DispatchVectorEnv(VectorEnv):
@@ -179,7 +131,7 @@ class DispatchVectorEnv(VectorEnv):
             raise InvalidConfigError(f"compiled: must be None, True or False, got {compiled!r}")
         cfg = make_config(config, **kwargs)
         self.num_envs = n = int(num_envs)
-        self.envs = [self.env_class(cfg, render_mode=render_mode) for _ in range(n)]
+        self.envs = [self.env_class(cfg, render_mode=render_mode, compiled=False) for _ in range(n)]
         first = self.envs[0]
         self.config = cfg
         self.render_mode = render_mode
@@ -205,9 +157,6 @@ class DispatchVectorEnv(VectorEnv):
         self._terminated = np.zeros(n, dtype=bool)
         self._truncated = np.zeros(n, dtype=bool)
         self._autoreset = np.zeros(n, dtype=bool)
-        self._invalid = np.zeros(n, dtype=bool)
-        self._final = np.zeros(n, dtype=bool)
-        self._cost = np.zeros(n)
         rc = cfg.scoring
         reward = first._reward
         self._reward_name = reward.name
@@ -218,171 +167,21 @@ class DispatchVectorEnv(VectorEnv):
         self._penalty = float(rc.invalid_penalty)
         self._was_reset = False
         if self.compiled:
-            self._setup_compiled(first)
-
-    # ------------------------------------------------------------------ state
-    def _setup_compiled(self, first: DispatchEnv) -> None:
-        n = self.num_envs
-        k = self.window_size
-        builders = first.observation_builders
-        parts = np.zeros(vk.PARTS, dtype=np.bool_)
-        self._part_key: dict[int, str] = {}
-        for name, b in builders.items():
-            parts[_PARTS[type(b)]] = True
-            self._part_key[_PARTS[type(b)]] = name
-        self._parts = parts
-        oc = self.config.observation
-        self._reward_kind = _REWARDS[type(first._reward)]
-        self._machine_procs = int(first.trace.procs)
-        self._inv_log_t = 1.0 / float(np.log1p(oc.max_time_s))
-        self._by_estimate = oc.histogram_duration != "prediction"
-        self._total = first.machine.total.astype(np.float64)
-        n_users = len(first._users)
-        self._u_scratch = tuple(np.zeros(n_users, np.int64) for _ in range(3))
-        self._h_count = np.zeros((n, n_users), np.int64)
-        self._h_last = np.zeros((n, n_users, 2, 2))
-        self._h_run = np.zeros((n, n_users))
-        self._h_acc = np.zeros((n, n_users))
-        self._ctl = np.zeros((n, vk.CTL), np.int64)
-        self._fst = np.zeros((n, vk.FST))
-        self._mem = np.zeros((n, 0), np.int64)
-        self._mem_len = np.zeros(n, np.int64)
-        self._jobs_cap = 0
-        self._kargs: tuple[Any, ...] | None = None
-        self._cols: dict[str, np.ndarray] = {}
-        n_req = len(builders[self._part_key[vk.P_REQUESTS]].features) if parts[vk.P_REQUESTS] else 1
-        self._n_req = n_req
-        self._dummy = {
-            vk.P_JOBS: np.zeros((n, 1, 1), np.float32),
-            vk.P_HISTOGRAMS: np.zeros((n, 1, 1), np.float32),
-            vk.P_SYSTEM: np.zeros((n, 1), np.float32),
-            vk.P_RESOURCES: np.zeros((n, 1), np.float32),
-            vk.P_REQUESTS: np.zeros((n, 1, 1), np.float32),
-        }
-        self._reserve(max(first.window_jobs, 1), 0)
-        del k
-
-    def _reserve(self, jobs: int, mem_len: int) -> None:
-        """Grow the padded per-job columns to ``jobs`` and the engine rows to ``mem_len`` (keeping rows)."""
-        n = self.num_envs
-        if jobs > self._jobs_cap or mem_len > self._mem.shape[1]:
-            self._kargs = None
-        if jobs > self._jobs_cap:
-            cap = max(jobs, 2 * self._jobs_cap)
-            old, self._cols = self._cols, {}
-            specs: list[tuple[str, Any, tuple[int, ...]]] = [(c, np.float64, ()) for c in _FLOAT_COLS]
-            specs += [(c, np.int64, ()) for c in _INT_COLS]
-            specs += [("killed", np.bool_, ()), ("table", np.float32, (self._n_req,))]
-            for name, dtype, tail in specs:
-                a = np.zeros((n, cap, *tail), dtype=dtype)
-                if name in old:
-                    a[:, : self._jobs_cap] = old[name]
-                self._cols[name] = a
-            self._jobs_cap = cap
-            self._fitbuf = np.zeros(cap, dtype=np.bool_)
-        if mem_len > self._mem.shape[1]:
-            mem = np.zeros((n, max(mem_len, 2 * self._mem.shape[1])), np.int64)
-            mem[:, : self._mem.shape[1]] = self._mem
-            self._mem = mem
-
-    def _load(self, i: int) -> None:
-        """Copy episode ``i``'s state, just reset in its single environment, into row ``i``."""
-        env = self.envs[i]
-        sim = env.sim
-        assert sim is not None
-        n = len(sim.workload)
-        size = len(sim._mem)
-        self._reserve(n, size)
-        self._mem[i, :size] = sim._mem
-        self._mem_len[i] = size
-        cols = self._cols
-        c = self._ctl[i]
-        c[:] = 0
-        c[ek.C_NEXT] = sim._next_arrival
-        c[ek.C_SEQ] = sim._seq
-        c[ek.C_DONE] = sim.n_done
-        c[ek.C_DECISIONS] = sim.decisions
-        c[ek.C_WAITING] = sim._nq
-        c[ek.C_RUNNING] = sim._nr
-        if any(kind != 0 for _, kind, _, _ in sim._events):  # pragma: no cover - fixed predictors arm none
-            raise AssertionError("the compiled path needs an engine whose only events are terminations")
-        events = sorted((t, s, j) for t, _, s, j in sim._events)  # a sorted array is a binary heap
-        c[ek.C_HEAP] = len(events)
-        if events:
-            t, s, j = zip(*events, strict=True)
-            cols["heap_t"][i, : len(events)] = t
-            cols["heap_s"][i, : len(events)] = s
-            cols["heap_j"][i, : len(events)] = j
-        c[vk.X_JOBS] = n
-        c[vk.X_DONE] = int(env._done)
-        f = self._fst[i]
-        f[:] = 0.0
-        f[vk.F_NOW] = sim.now
-        reward = env._reward
-        if self._reward_kind != vk.NO_KERNEL:
-            c[vk.X_LO] = reward._lo  # type: ignore[attr-defined]
-            f[vk.F_FROZEN] = reward._frozen  # type: ignore[attr-defined]
-            f[vk.F_PREV] = reward._prev  # type: ignore[attr-defined]
-            f[vk.F_TIME] = reward._time  # type: ignore[attr-defined]
-        cols["submit"][i, :n] = np.frombuffer(sim._submit, dtype=np.float64)
-        cols["runtime"][i, :n] = np.frombuffer(sim._runtime, dtype=np.float64)
-        cols["estimate"][i, :n] = np.frombuffer(sim._estimate, dtype=np.float64)
-        cols["prediction"][i, :n] = sim.predictor.prediction
-        cols["start"][i, :n] = sim.start_time
-        cols["end"][i, :n] = sim.end_time
-        cols["killed"][i, :n] = sim.killed
-        cols["ended"][i, : sim.n_done] = np.frombuffer(sim._ended, dtype=np.int64)
-        cols["reward_runtime"][i, :n] = env._outcome.runtime
-        cols["counted"][i, :n] = env._counted
-        cols["procs"][i, :n] = sim.view.procs
-        builders = env.observation_builders
-        if self._parts[vk.P_JOBS]:
-            jb = builders[self._part_key[vk.P_JOBS]]
-            cols["user"][i, :n] = jb._user  # type: ignore[attr-defined]
-            h = jb._history  # type: ignore[attr-defined]
-            c[vk.X_SEEN] = h.seen
-            self._h_count[i], self._h_last[i], self._h_run[i], self._h_acc[i] = (
-                h.count,
-                h.last,
-                h.runtime,
-                h.accuracy,
-            )
-        if self._parts[vk.P_HISTOGRAMS]:
-            cols["size_bin"][i, :n] = builders[self._part_key[vk.P_HISTOGRAMS]]._size_bin  # type: ignore[attr-defined]
-        if self._parts[vk.P_REQUESTS]:
-            cols["table"][i, :n] = builders[self._part_key[vk.P_REQUESTS]]._table  # type: ignore[attr-defined]
+            core = self._core = CompiledEpisodes(n, first)
+            self._obs, self._mask = core.obs, core.mask
 
     def sync(self, i: int) -> DispatchEnv:
-        """Episode ``i``'s single environment, its engine brought up to date with the compiled rows.
+        """Episode ``i``'s single environment, brought up to date with the compiled rows.
 
-        Its :meth:`~hpcgym.env.DispatchEnv.schedule`, ``view`` and :meth:`~hpcgym.env.DispatchEnv.render`
-        then show the episode as it is now. On the Python path the environment is always
-        up to date. Do not step it yourself: the vector environment steps it.
+        Its :meth:`~hpcgym.env.DispatchEnv.schedule`, ``view`` and
+        :meth:`~hpcgym.env.DispatchEnv.render` then show the episode as it is now. On the
+        Python path the environment is always up to date. Do not step it yourself: the
+        vector environment steps it.
         """
         i = operator.index(i)
         env = self.envs[i]
-        if not self.compiled or env.sim is None or not self._was_reset:
-            return env
-        sim = env.sim
-        cols = self._cols
-        c = self._ctl[i]
-        n = int(c[vk.X_JOBS])
-        sim._mem[:] = self._mem[i, : self._mem_len[i]]
-        sim.start_time[:] = cols["start"][i, :n]
-        sim.end_time[:] = cols["end"][i, :n]
-        sim.killed[:] = cols["killed"][i, :n]
-        state = LoopState(
-            mem=sim._mem, clock=self._fst[i, vk.F_NOW : vk.F_NOW + 1].copy(), ctl=c[: ek.COUNTERS].copy(),
-            submit=cols["submit"][i, :n], runtime=cols["runtime"][i, :n], estimate=cols["estimate"][i, :n],
-            prediction=cols["prediction"][i, :n], start=sim.start_time, end=sim.end_time, killed=sim.killed,
-            ended=cols["ended"][i, :n].copy(), heap_t=cols["heap_t"][i, :n].copy(),
-            heap_s=cols["heap_s"][i, :n].copy(), heap_j=cols["heap_j"][i, :n].copy(),
-            kill=sim.kill_at_estimate,
-        )  # fmt: skip
-        adopt_loop(sim, state, "env")
-        env.decision_count = int(c[ek.C_DECISIONS])
-        env._done = bool(c[vk.X_DONE])
-        env._mask[:] = self._mask[i]
+        if self.compiled and env._sim is not None and self._was_reset:
+            self._core.sync(i, env)
         return env
 
     # ----------------------------------------------------------------- resets
@@ -431,7 +230,7 @@ class DispatchVectorEnv(VectorEnv):
         self._set_obs(i, obs)
         self._mask[i] = self.envs[i]._mask
         if self.compiled:
-            self._load(i)
+            self._core.load(i, self.envs[i])
         return self._add_info(infos, info, i)
 
     def _set_obs(self, i: int, obs: dict[str, np.ndarray]) -> None:
@@ -521,14 +320,13 @@ class DispatchVectorEnv(VectorEnv):
 
     def _step_compiled(self, acts: np.ndarray) -> tuple:  # type: ignore[type-arg]
         skip, _ = self._pending_resets({})
-        if self._kargs is None:
-            self._kargs = self._kernel_args()
-        vk.step_all(acts, skip, *self._kargs)
+        core = self._core
+        core.step(acts, skip)
         stepped = ~skip
-        invalid = self._invalid & stepped
-        final = self._final & stepped
+        invalid = core.invalid & stepped
+        final = core.final & stepped
         metrics = {i: self._finish(i) for i in np.flatnonzero(final).tolist()}
-        rewards = -self._scale * self._cost - np.where(invalid, self._penalty, 0.0)
+        rewards = -self._scale * core.cost - np.where(invalid, self._penalty, 0.0)
         rewards[skip] = 0.0
         same = self.autoreset_mode == AutoresetMode.SAME_STEP
         # the reset episodes' infos are their resets' (the rows now hold the reset state); with
@@ -548,32 +346,13 @@ class DispatchVectorEnv(VectorEnv):
         self._autoreset = terminated.copy()
         return self._observation(), rewards, terminated, self._truncated.copy(), infos
 
-    def _kernel_args(self) -> tuple[Any, ...]:
-        """:func:`~hpcgym.env._vector_kernels.step_all`'s arguments after the actions.
-
-        Kept until :meth:`_reserve` grows the arrays.
-        """
-        cols = self._cols
-        key = self._part_key
-        part = [self._obs[key[p]] if p in key else self._dummy[p] for p in range(vk.PARTS)]
-        return (
-            self.window_size, self.config.episode.kill_at_estimate, self._reward_kind, TAU,
-            self._machine_procs, self.config.observation.oracle, self._inv_log_t, self._parts,
-            self._by_estimate, self._total, self._mem, self._ctl, self._fst,
-            cols["submit"], cols["runtime"], cols["estimate"], cols["prediction"], cols["start"], cols["end"],
-            cols["killed"], cols["ended"], cols["heap_t"], cols["heap_s"], cols["heap_j"],
-            cols["reward_runtime"], cols["counted"], cols["procs"], cols["user"], cols["size_bin"],
-            cols["table"], self._h_count, self._h_last, self._h_run, self._h_acc, *self._u_scratch,
-            self._fitbuf, *part, self._mask, self._cost, self._invalid, self._final,
-        )  # fmt: skip
-
     def _finish(self, i: int) -> dict[str, Any]:
         """Episode ``i`` ended at this step: its metrics (and the sparse reward's cost)."""
         env = self.sync(i)
         m = env._episode_metrics()
         env._metrics = m
-        if self._reward_kind == vk.NO_KERNEL:
-            self._cost[i] = float(m["mean_bsld"])
+        if self._core.reward_kind == vk.NO_KERNEL:
+            self._core.cost[i] = float(m["mean_bsld"])
         return m
 
     def _vector_info(self, stepped: np.ndarray, invalid: np.ndarray) -> dict[str, Any]:
@@ -582,14 +361,14 @@ class DispatchVectorEnv(VectorEnv):
         info: dict[str, Any] = {
             "invalid_action": invalid.copy(), "_invalid_action": every,
             "action_mask": self._mask.copy(), "_action_mask": every.copy(),
-            "time": self._fst[:, vk.F_NOW].copy(), "_time": every.copy(),
-            "queue_length": self._ctl[:, ek.C_WAITING].copy(), "_queue_length": every.copy(),
-            "decision": self._ctl[:, ek.C_DECISIONS].copy(), "_decision": every.copy(),
+            "time": self._core.fst[:, vk.F_NOW].copy(), "_time": every.copy(),
+            "queue_length": self._core.ctl[:, ek.C_WAITING].copy(), "_queue_length": every.copy(),
+            "decision": self._core.ctl[:, ek.C_DECISIONS].copy(), "_decision": every.copy(),
         }  # fmt: skip
         if stepped.any():
             name = self._reward_name
             info["reward_terms"] = {
-                name: np.where(stepped, self._cost, 0.0), "_" + name: stepped.copy(),
+                name: np.where(stepped, self._core.cost, 0.0), "_" + name: stepped.copy(),
                 "invalid": np.where(stepped, invalid.astype(np.float64), 0.0), "_invalid": stepped.copy(),
             }  # fmt: skip
             info["_reward_terms"] = stepped.copy()
@@ -600,10 +379,10 @@ class DispatchVectorEnv(VectorEnv):
         return {
             "invalid_action": bool(invalid),
             "action_mask": self._mask[i].copy(),
-            "time": float(self._fst[i, vk.F_NOW]),
-            "queue_length": int(self._ctl[i, ek.C_WAITING]),
-            "decision": int(self._ctl[i, ek.C_DECISIONS]),
-            "reward_terms": {self._reward_name: float(self._cost[i]), "invalid": float(invalid)},
+            "time": float(self._core.fst[i, vk.F_NOW]),
+            "queue_length": int(self._core.ctl[i, ek.C_WAITING]),
+            "decision": int(self._core.ctl[i, ek.C_DECISIONS]),
+            "reward_terms": {self._reward_name: float(self._core.cost[i]), "invalid": float(invalid)},
         }
 
     # ----------------------------------------------------------------- others

@@ -70,7 +70,7 @@ def lockstep(
     vec_class = DispatchVectorEnvV0 if env_class is DispatchEnvV0 else DispatchVectorEnv
     cfg = {**SMALL, **kwargs}
     native = vec_class(n, autoreset_mode=mode, **cfg)
-    sync = SyncVectorEnv([lambda: env_class(**cfg) for _ in range(n)], autoreset_mode=mode)
+    sync = SyncVectorEnv([lambda: env_class(**cfg, compiled=False) for _ in range(n)], autoreset_mode=mode)
     got, want = native.reset(seed=seed), sync.reset(seed=seed)
     assert same(got, want)
     rng = np.random.default_rng(seed)
