@@ -68,7 +68,7 @@ class NativeVecEnv(VecEnv):
         self.flatten = bool(flatten)
         space: spaces.Space[Any] = single
         if self.flatten:
-            size = sum(int(np.prod(s.shape)) for s in single.spaces.values())  # type: ignore[arg-type]
+            size = sum(int(np.prod(s.shape)) for s in single.spaces.values())  # type: ignore[arg-type,misc]
             space = spaces.Box(0.0, 1.0, (size,), np.float32)
         self._returns = np.zeros(n_envs)
         self._lengths = np.zeros(n_envs, dtype=np.int64)

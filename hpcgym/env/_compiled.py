@@ -14,7 +14,7 @@ Which configurations it runs is :func:`compiled_obstacle`'s answer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -26,15 +26,34 @@ from hpcgym.sim import TAU
 from hpcgym.sim import _kernels as ek
 from hpcgym.sim.loop import LoopState, adopt_loop
 
-if TYPE_CHECKING:
-    from hpcgym.env.dispatch import DispatchEnv
+DispatchEnv = Any
+"""A :class:`hpcgym.env.DispatchEnv` (not imported: the environment imports this module)."""
 
 _PARTS = {JobWindow: vk.P_JOBS, Histograms: vk.P_HISTOGRAMS, SystemSummary: vk.P_SYSTEM,
           FreeResources: vk.P_RESOURCES, JobRequests: vk.P_REQUESTS}  # fmt: skip
 _REWARDS = {BsldDense: ACCRUED_BSLD, WaitDense: ACCRUED_WAIT_HOURS, BsldSparse: vk.NO_KERNEL}
-_FLOAT_COLS: tuple[str, ...] = ("submit", "runtime", "estimate", "prediction", "start", "end", "heap_t")
-_FLOAT_COLS += ("reward_runtime", "counted")
-_INT_COLS = ("ended", "heap_s", "heap_j", "procs", "user", "size_bin")
+_OBS = (vk.L_OJOBS, vk.L_OHIST, vk.L_OSYS, vk.L_ORES, vk.L_OREQ)
+_JOB_F64 = (vk.L_SUBMIT, vk.L_RUNTIME, vk.L_ESTIMATE, vk.L_PREDICTION, vk.L_START, vk.L_END, vk.L_HEAPT,
+            vk.L_RRUN, vk.L_COUNTED)  # fmt: skip
+_JOB_I64 = (vk.L_ENDED, vk.L_HEAPS, vk.L_HEAPJ, vk.L_PROCS, vk.L_USER, vk.L_SIZEBIN)
+_VIEWS: dict[int, tuple[str, str, int]] = {
+    vk.L_FPAR: ("fpar", "ff", 1), vk.L_FST: ("fst", "ff", 2), vk.L_TOTAL: ("total", "ff", 1),
+    vk.L_HLAST: ("h_last", "ff", 4), vk.L_HRUN: ("h_run", "ff", 2), vk.L_HACC: ("h_acc", "ff", 2),
+    vk.L_COST: ("cost", "ff", 1), vk.L_IPAR: ("ipar", "fi", 1), vk.L_CTL: ("ctl", "fi", 2),
+    vk.L_HCOUNT: ("h_count", "fi", 2), vk.L_SCRATCH: ("scratch", "fi", 2), vk.L_ACTIONS: ("actions", "fi", 1),
+    vk.L_MASK: ("mask", "fb", 2), vk.L_INVALID: ("invalid", "fb", 1), vk.L_FINAL: ("final", "fb", 1),
+    vk.L_SKIP: ("skip", "fb", 1), vk.L_PARTS: ("parts", "fb", 1),
+    **{lid: (f"_obs{p}", "fo", 3 if p in (vk.P_JOBS, vk.P_HISTOGRAMS, vk.P_REQUESTS) else 2)
+       for p, lid in enumerate(_OBS)},
+    **dict(zip(_JOB_F64, (("col:" + c, "jf", 2) for c in (
+        "submit", "runtime", "estimate", "prediction", "start", "end", "heap_t", "reward_runtime",
+        "counted")), strict=True)),
+    **dict(zip(_JOB_I64, (("col:" + c, "ji", 2) for c in (
+        "ended", "heap_s", "heap_j", "procs", "user", "size_bin")), strict=True)),
+    vk.L_KILLED: ("col:killed", "jb", 2), vk.L_FITBUF: ("fitbuf", "jb", 1),
+    vk.L_TABLE: ("col:table", "jo", 3),
+}  # fmt: skip
+"""Each layout entry's attribute (``col:`` ones go in ``cols``), arena and number of dimensions."""
 
 
 def compiled_obstacle(env: DispatchEnv) -> str | None:
@@ -85,75 +104,111 @@ class CompiledEpisodes:
             for ``bsld-sparse``, charged in Python at the end).
     """
 
+    # views of the arenas (see _VIEWS), made by _link
+    fpar: np.ndarray
+    fst: np.ndarray
+    total: np.ndarray
+    h_last: np.ndarray
+    h_run: np.ndarray
+    h_acc: np.ndarray
+    cost: np.ndarray
+    ipar: np.ndarray
+    ctl: np.ndarray
+    h_count: np.ndarray
+    scratch: np.ndarray
+    actions: np.ndarray
+    mask: np.ndarray
+    invalid: np.ndarray
+    final: np.ndarray
+    skip: np.ndarray
+    parts: np.ndarray
+    fitbuf: np.ndarray
+
     def __init__(self, n: int, env: DispatchEnv) -> None:
         self.n = n
-        self.k = env.window_size
-        self.kill = bool(env.config.episode.kill_at_estimate)
-        self.oracle = bool(env.config.observation.oracle)
+        self.k = k = env.window_size
         builders = env._builders
-        parts = np.zeros(vk.PARTS, dtype=np.bool_)
         self.part_key: dict[int, str] = {}
         for name, b in builders.items():
-            parts[_PARTS[type(b)]] = True
             self.part_key[_PARTS[type(b)]] = name
-        self.parts = parts
         oc = env.config.observation
         self.reward_kind = _REWARDS[type(env._reward)]
-        self.machine_procs = int(env.trace.procs)
-        self.inv_log_t = 1.0 / float(np.log1p(oc.max_time_s))
-        self.by_estimate = oc.histogram_duration != "prediction"
-        self.total = env.machine.total.astype(np.float64)
-        n_users = len(env._users)
-        self.u_scratch = tuple(np.zeros(n_users, np.int64) for _ in range(3))
-        self.h_count = np.zeros((n, n_users), np.int64)
-        self.h_last = np.zeros((n, n_users, 2, 2))
-        self.h_run = np.zeros((n, n_users))
-        self.h_acc = np.zeros((n, n_users))
-        self.ctl = np.zeros((n, vk.CTL), np.int64)
-        self.fst = np.zeros((n, vk.FST))
+        total = env.machine.total.astype(np.float64)
+        users = len(env._users)
+        self.n_req = (
+            len(builders[self.part_key[vk.P_REQUESTS]].features) if vk.P_REQUESTS in self.part_key else 1
+        )
+        spaces = env.observation_space.spaces  # type: ignore[attr-defined]
+        obs = []
+        for p, lid, dummy in zip(range(vk.PARTS), _OBS, ((1, 1), (1, 1), (1,), (1,), (1, 1)), strict=True):
+            obs.append((lid, (n, *(spaces[self.part_key[p]].shape if p in self.part_key else dummy))))
+        self.lay = np.zeros((vk.LAYOUT, 5), np.int64)
+        self.ff = self._arena(np.float64, [
+            (vk.L_FPAR, (2,)), (vk.L_FST, (n, vk.FST)), (vk.L_TOTAL, (len(total),)),
+            (vk.L_HLAST, (n, users, 2, 2)), (vk.L_HRUN, (n, users)), (vk.L_HACC, (n, users)),
+            (vk.L_COST, (n,)),
+        ])  # fmt: skip
+        self.fi = self._arena(np.int64, [
+            (vk.L_IPAR, (6,)), (vk.L_CTL, (n, vk.CTL)), (vk.L_HCOUNT, (n, users)), (vk.L_SCRATCH, (3, users)),
+            (vk.L_ACTIONS, (n,)),
+        ])  # fmt: skip
+        self.fb = self._arena(np.bool_, [
+            (vk.L_MASK, (n, k + 1)), (vk.L_INVALID, (n,)), (vk.L_FINAL, (n,)), (vk.L_SKIP, (n,)),
+            (vk.L_PARTS, (vk.PARTS,)),
+        ])  # fmt: skip
+        self.fo = self._arena(np.float32, obs)
+        self.jf = self.ji = self.jb = self.jo = np.zeros(0)
+        self.jobs_cap = 0
         self.mem = np.zeros((n, 0), np.int64)
         self.mem_len = np.zeros(n, np.int64)
-        self.obs = {
-            name: np.zeros((n, *space.shape), dtype=space.dtype)
-            for name, space in env.observation_space.spaces.items()  # type: ignore[attr-defined]
-        }
-        self.mask = np.zeros((n, self.k + 1), dtype=np.bool_)
-        self.cost = np.zeros(n)
-        self.invalid = np.zeros(n, dtype=np.bool_)
-        self.final = np.zeros(n, dtype=np.bool_)
-        self.actions = np.zeros(n, dtype=np.int64)
-        self.no_skip = np.zeros(n, dtype=np.bool_)
-        self.jobs_cap = 0
         self.cols: dict[str, np.ndarray] = {}
-        self._kargs: tuple[Any, ...] | None = None
-        self.n_req = len(builders[self.part_key[vk.P_REQUESTS]].features) if parts[vk.P_REQUESTS] else 1
-        self._dummy = (
-            np.zeros((n, 1, 1), np.float32),
-            np.zeros((n, 1, 1), np.float32),
-            np.zeros((n, 1), np.float32),
-            np.zeros((n, 1), np.float32),
-            np.zeros((n, 1, 1), np.float32),
-        )  # the parts a configuration does not show, in P_* order
+        self._link()
+        self.ipar[:] = (k, env.config.episode.kill_at_estimate, self.reward_kind, env.trace.procs,
+                        oc.oracle, oc.histogram_duration != "prediction")  # fmt: skip
+        self.fpar[:] = (TAU, 1.0 / float(np.log1p(oc.max_time_s)))
+        self.total[:] = total
+        for p in self.part_key:
+            self.parts[p] = True
         self.reserve(max(env.window_jobs, 1), 0)
 
+    def _arena(self, dtype: Any, specs: list[tuple[int, tuple[int, ...]]]) -> np.ndarray:
+        """One zeroed array for the arrays of ``specs`` (layout entry, shape); their places go in ``lay``."""
+        off = 0
+        for lid, shape in specs:
+            self.lay[lid, 0] = off
+            self.lay[lid, 1 : 1 + len(shape)] = shape
+            off += int(np.prod(shape))
+        return np.zeros(off, dtype=dtype)
+
+    def _link(self) -> None:
+        """The named views of the arenas (again after a copy: views do not survive pickling)."""
+        lay = self.lay
+        for lid, (name, arena, ndim) in _VIEWS.items():
+            a = getattr(self, arena)
+            dims = tuple(int(d) for d in lay[lid, 1 : 1 + ndim])
+            o = int(lay[lid, 0])
+            view = a[o : o + int(np.prod(dims))].reshape(dims) if len(a) else np.zeros(dims, a.dtype)
+            if name.startswith("col:"):
+                self.cols[name[4:]] = view
+            else:
+                setattr(self, name, view)
+        self.obs = {self.part_key[p]: getattr(self, f"_obs{p}") for p in self.part_key}
+        self.u_scratch = tuple(self.scratch)
+
     def reserve(self, jobs: int, mem_len: int) -> None:
-        """Grow the padded per-job columns to ``jobs`` and the engine rows to ``mem_len`` (keeping rows)."""
+        """Grow the per-job arenas to ``jobs`` and the engine rows to ``mem_len`` (keeping every row)."""
         n = self.n
-        if jobs > self.jobs_cap or mem_len > self.mem.shape[1]:
-            self._kargs = None
         if jobs > self.jobs_cap:
             cap = max(jobs, 2 * self.jobs_cap)
-            old, self.cols = self.cols, {}
-            specs: list[tuple[str, Any, tuple[int, ...]]] = [(c, np.float64, ()) for c in _FLOAT_COLS]
-            specs += [(c, np.int64, ()) for c in _INT_COLS]
-            specs += [("killed", np.bool_, ()), ("table", np.float32, (self.n_req,))]
-            for name, dtype, tail in specs:
-                a = np.zeros((n, cap, *tail), dtype=dtype)
-                if name in old:
-                    a[:, : self.jobs_cap] = old[name]
-                self.cols[name] = a
+            old = dict(self.cols) if self.jobs_cap else {}
+            self.jf = self._arena(np.float64, [(lid, (n, cap)) for lid in _JOB_F64])
+            self.ji = self._arena(np.int64, [(lid, (n, cap)) for lid in _JOB_I64])
+            self.jb = self._arena(np.bool_, [(vk.L_KILLED, (n, cap)), (vk.L_FITBUF, (cap,))])
+            self.jo = self._arena(np.float32, [(vk.L_TABLE, (n, cap, self.n_req))])
+            self._link()
+            for name, a in old.items():
+                self.cols[name][:, : a.shape[1]] = a
             self.jobs_cap = cap
-            self.fitbuf = np.zeros(cap, dtype=np.bool_)
         if mem_len > self.mem.shape[1]:
             mem = np.zeros((n, max(mem_len, 2 * self.mem.shape[1])), np.int64)
             mem[:, : self.mem.shape[1]] = self.mem
@@ -264,26 +319,19 @@ class CompiledEpisodes:
 
     def step(self, actions: np.ndarray, skip: np.ndarray) -> None:
         """Step every row ``i`` with ``not skip[i]`` (see :func:`~hpcgym.env._vector_kernels.step_all`)."""
-        if self._kargs is None:
-            self._kargs = self._kernel_args()
-        vk.step_all(actions, skip, *self._kargs)
-
-    def _kernel_args(self) -> tuple[Any, ...]:
-        """``step_all``'s arguments after the actions, kept until :meth:`reserve` grows the arrays."""
-        cols = self.cols
-        key = self.part_key
-        part = [self.obs[key[p]] if p in key else self._dummy[p] for p in range(vk.PARTS)]
-        return (
-            self.k, self.kill, self.reward_kind, TAU, self.machine_procs, self.oracle, self.inv_log_t,
-            self.parts, self.by_estimate, self.total, self.mem, self.ctl, self.fst,
-            cols["submit"], cols["runtime"], cols["estimate"], cols["prediction"], cols["start"], cols["end"],
-            cols["killed"], cols["ended"], cols["heap_t"], cols["heap_s"], cols["heap_j"],
-            cols["reward_runtime"], cols["counted"], cols["procs"], cols["user"], cols["size_bin"],
-            cols["table"], self.h_count, self.h_last, self.h_run, self.h_acc, *self.u_scratch,
-            self.fitbuf, *part, self.mask, self.cost, self.invalid, self.final,
-        )  # fmt: skip
+        if actions is not self.actions:
+            self.actions[:] = actions
+        if skip is not self.skip:
+            self.skip[:] = skip
+        vk.step_all(
+            self.mem, self.ff, self.fi, self.fb, self.fo, self.jf, self.ji, self.jb, self.jo, self.lay
+        )
 
     def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_kargs"] = None  # rebuilt from the copied arrays
-        return state
+        views = {name for name, _, _ in _VIEWS.values()} | {"cols", "obs", "u_scratch"}
+        return {k: v for k, v in self.__dict__.items() if k not in views}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.cols = {}
+        self._link()

@@ -42,6 +42,22 @@ F_PREV = 2
 F_TIME = 3
 FST = 4
 
+# entries of the layout table ``lay`` (offset, then up to four dimensions) of the arrays
+# packed in the arenas step_all takes: one crossing with ten arrays, not fifty
+# fixed arenas (float64, int64, bool, float32): they never grow
+L_FPAR, L_FST, L_TOTAL, L_HLAST, L_HRUN, L_HACC, L_COST = range(7)
+L_IPAR, L_CTL, L_HCOUNT, L_SCRATCH, L_ACTIONS = range(7, 12)
+L_MASK, L_INVALID, L_FINAL, L_SKIP, L_PARTS = range(12, 17)
+L_OJOBS, L_OHIST, L_OSYS, L_ORES, L_OREQ = range(17, 22)
+# job arenas: grow with the longest episode
+L_SUBMIT, L_RUNTIME, L_ESTIMATE, L_PREDICTION, L_START, L_END, L_HEAPT, L_RRUN, L_COUNTED = range(22, 31)
+L_ENDED, L_HEAPS, L_HEAPJ, L_PROCS, L_USER, L_SIZEBIN = range(31, 37)
+L_KILLED, L_FITBUF, L_TABLE = range(37, 40)
+LAYOUT = 40
+# ipar and fpar entries
+I_K, I_KILL, I_REWARD, I_MACHINE, I_ORACLE, I_BY_ESTIMATE = range(6)
+F_TAU, F_INV_LOG_T = range(2)
+
 P_JOBS = 0
 P_HISTOGRAMS = 1
 P_SYSTEM = 2
@@ -285,7 +301,7 @@ def _observe(
 
 
 @njit(cache=True)
-def step_all(
+def _step_rows(
     actions: np.ndarray,
     skip: np.ndarray,
     k: int,
@@ -375,3 +391,67 @@ def step_all(
                  sub, reward_runtime[i], estimate[i], prediction[i], start[i], end[i], ended[i], procs[i],
                  user[i], size_bin[i], table[i], h_count, h_last, h_run, h_acc, u_wait, u_wait_procs,
                  u_run_procs, obs_jobs, obs_hist, obs_sys, obs_res, obs_req)  # fmt: skip
+
+
+@njit(cache=True, inline="always")
+def _v1(a: np.ndarray, lay: np.ndarray, i: int) -> np.ndarray:
+    o = lay[i, 0]
+    return a[o : o + lay[i, 1]]
+
+
+@njit(cache=True, inline="always")
+def _v2(a: np.ndarray, lay: np.ndarray, i: int) -> np.ndarray:
+    o = lay[i, 0]
+    return a[o : o + lay[i, 1] * lay[i, 2]].reshape((lay[i, 1], lay[i, 2]))
+
+
+@njit(cache=True, inline="always")
+def _v3(a: np.ndarray, lay: np.ndarray, i: int) -> np.ndarray:
+    o = lay[i, 0]
+    return a[o : o + lay[i, 1] * lay[i, 2] * lay[i, 3]].reshape((lay[i, 1], lay[i, 2], lay[i, 3]))
+
+
+@njit(cache=True, inline="always")
+def _v4(a: np.ndarray, lay: np.ndarray, i: int) -> np.ndarray:
+    o = lay[i, 0]
+    size = lay[i, 1] * lay[i, 2] * lay[i, 3] * lay[i, 4]
+    return a[o : o + size].reshape((lay[i, 1], lay[i, 2], lay[i, 3], lay[i, 4]))
+
+
+@njit(cache=True)
+def step_all(
+    mem: np.ndarray,
+    ff: np.ndarray,
+    fi: np.ndarray,
+    fb: np.ndarray,
+    fo: np.ndarray,
+    jf: np.ndarray,
+    ji: np.ndarray,
+    jb: np.ndarray,
+    jo: np.ndarray,
+    lay: np.ndarray,
+) -> None:
+    """Step every episode ``i`` with ``not skip[i]`` (:func:`_step_rows`), its arrays packed in arenas.
+
+    ``ff, fi, fb, fo`` are the fixed float64, int64, bool and float32 arenas, ``jf, ji,
+    jb, jo`` the per-job ones, ``lay`` the layout (the ``L_*`` entries: offset and
+    dimensions of each array in its arena). Crossing into numba costs per array argument;
+    ten arrays cross faster than fifty.
+    """
+    ipar = _v1(fi, lay, L_IPAR)
+    fpar = _v1(ff, lay, L_FPAR)
+    scratch = _v2(fi, lay, L_SCRATCH)
+    _step_rows(
+        _v1(fi, lay, L_ACTIONS), _v1(fb, lay, L_SKIP), ipar[I_K], ipar[I_KILL] != 0, ipar[I_REWARD],
+        fpar[F_TAU], ipar[I_MACHINE], ipar[I_ORACLE] != 0, fpar[F_INV_LOG_T], _v1(fb, lay, L_PARTS),
+        ipar[I_BY_ESTIMATE] != 0, _v1(ff, lay, L_TOTAL), mem, _v2(fi, lay, L_CTL), _v2(ff, lay, L_FST),
+        _v2(jf, lay, L_SUBMIT), _v2(jf, lay, L_RUNTIME), _v2(jf, lay, L_ESTIMATE), _v2(jf, lay, L_PREDICTION),
+        _v2(jf, lay, L_START), _v2(jf, lay, L_END), _v2(jb, lay, L_KILLED), _v2(ji, lay, L_ENDED),
+        _v2(jf, lay, L_HEAPT), _v2(ji, lay, L_HEAPS), _v2(ji, lay, L_HEAPJ), _v2(jf, lay, L_RRUN),
+        _v2(jf, lay, L_COUNTED), _v2(ji, lay, L_PROCS), _v2(ji, lay, L_USER), _v2(ji, lay, L_SIZEBIN),
+        _v3(jo, lay, L_TABLE), _v2(fi, lay, L_HCOUNT), _v4(ff, lay, L_HLAST), _v2(ff, lay, L_HRUN),
+        _v2(ff, lay, L_HACC), scratch[0], scratch[1], scratch[2], _v1(jb, lay, L_FITBUF),
+        _v3(fo, lay, L_OJOBS), _v3(fo, lay, L_OHIST), _v2(fo, lay, L_OSYS), _v2(fo, lay, L_ORES),
+        _v3(fo, lay, L_OREQ), _v2(fb, lay, L_MASK), _v1(ff, lay, L_COST), _v1(fb, lay, L_INVALID),
+        _v1(fb, lay, L_FINAL),
+    )  # fmt: skip

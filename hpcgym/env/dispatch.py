@@ -444,7 +444,10 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             idx, running, starts = self._warm.jobs(offset, self.window_jobs)
         w = episodes.episode_workload(self.trace, idx)
         self.workload = w
-        sim = self._sim = Simulator(w, predictor=self._predictor, kill_at_estimate=ep.kill_at_estimate)
+        # the episode's machine is the trace's: built once, not once per episode
+        sim = self._sim = Simulator(
+            w, self.machine, predictor=self._predictor, kill_at_estimate=ep.kill_at_estimate
+        )
         if starts is not None and len(running):
             sim.warm_start(float(self.trace.submit[offset]), running, starts)
         counted = np.zeros(len(w), dtype=np.float64)
@@ -464,7 +467,8 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         )
         for b in self._builders.values():
             b.reset(view, jobs)
-        self._backfiller.reset(view)
+        if self._easy:  # backfill="easy" is the only user of the backfiller
+            self._backfiller.reset(view)
         self._reward.reset(self._outcome)
         for d in self._dispatchers:
             d.reset(view)
@@ -516,7 +520,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         core = self._core
         assert core is not None
         core.actions[0] = _as_int(action)
-        core.step(core.actions, core.no_skip)
+        core.step(core.actions, core.skip)
         invalid = bool(core.invalid[0])
         done = self._done = bool(core.final[0])
         ctl = core.ctl[0]

@@ -266,6 +266,8 @@ class DispatchVectorEnv(VectorEnv):
         return self._step_python(acts)
 
     def _actions(self, actions: Any) -> np.ndarray:
+        if type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == (self.num_envs,):
+            return actions  # the usual case, read as it is (the kernel copies it)
         a = np.asarray(actions)
         if a.shape not in ((self.num_envs,), (self.num_envs, 1)):
             raise InvalidConfigError(
@@ -279,6 +281,8 @@ class DispatchVectorEnv(VectorEnv):
     def _pending_resets(self, infos: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
         """NEXT_STEP: reset the episodes that ended at the last step (their actions are ignored)."""
         skip = np.zeros(self.num_envs, dtype=bool)
+        if not self._autoreset.any():
+            return skip, infos
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             skip = self._autoreset.copy()
             for i in np.flatnonzero(skip).tolist():
@@ -326,7 +330,9 @@ class DispatchVectorEnv(VectorEnv):
         invalid = core.invalid & stepped
         final = core.final & stepped
         metrics = {i: self._finish(i) for i in np.flatnonzero(final).tolist()}
-        rewards = -self._scale * core.cost - np.where(invalid, self._penalty, 0.0)
+        rewards = -self._scale * core.cost
+        if self._penalty:  # x - 0.0 is x, bit for bit: no need to subtract a zero penalty
+            rewards -= np.where(invalid, self._penalty, 0.0)
         rewards[skip] = 0.0
         same = self.autoreset_mode == AutoresetMode.SAME_STEP
         # the reset episodes' infos are their resets' (the rows now hold the reset state); with
