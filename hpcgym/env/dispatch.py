@@ -528,8 +528,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         cost = float(core.cost[0])
         if done:
             if self._metrics is None:
-                self._sync()
-                self._metrics = self._episode_metrics()
+                self._metrics = self._episode_metrics()  # schedule() brings the engine up to date
                 self._outcome = dataclasses.replace(self._outcome, metrics=self._metrics)
             if core.reward_kind == NO_KERNEL:
                 cost = self._reward.cost(self._outcome)
