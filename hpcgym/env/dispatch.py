@@ -17,6 +17,7 @@ import hpcgym.env.episodes as episodes
 from hpcgym.baselines import EasyBackfilling, make_policy
 from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError
 from hpcgym.env._compiled import CompiledEpisodes, compiled_obstacle
+from hpcgym.env._engine import EpisodeEngine, trace_requests
 from hpcgym.env._vector_kernels import F_NOW, NO_KERNEL
 from hpcgym.env.config import DispatchConfig, make_config
 from hpcgym.env.observations import (
@@ -253,6 +254,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                 "pass oracle=True to allow it"
             )
         self._warm = episodes.WarmStart(trace, ep.warm_policy, ep.kill_at_estimate) if ep.warm_start else None
+        self._trace_requests = trace_requests(trace, machine)
         self.job_range = episodes.split_range(len(trace), ep.split, ep.split_fractions, ep.job_range)
         lo, hi = self.job_range
         self.window_jobs = hi - lo if ep.window_jobs is None else int(ep.window_jobs)
@@ -444,9 +446,9 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             idx, running, starts = self._warm.jobs(offset, self.window_jobs)
         w = episodes.episode_workload(self.trace, idx)
         self.workload = w
-        # the episode's machine is the trace's: built once, not once per episode
-        sim = self._sim = Simulator(
-            w, self.machine, predictor=self._predictor, kill_at_estimate=ep.kill_at_estimate
+        # the episode's machine and aligned requests are the trace's: built once, not per episode
+        sim = self._sim = EpisodeEngine(
+            w, idx, self._trace_requests, self.machine, self._predictor, kill_at_estimate=ep.kill_at_estimate
         )
         if starts is not None and len(running):
             sim.warm_start(float(self.trace.submit[offset]), running, starts)
