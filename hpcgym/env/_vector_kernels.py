@@ -224,7 +224,6 @@ def _cost(
 
 @njit(cache=True)
 def _observe(
-    i: int,
     k: int,
     machine_procs: int,
     oracle: bool,
@@ -261,7 +260,7 @@ def _observe(
     obs_res: np.ndarray,
     obs_req: np.ndarray,
 ) -> None:
-    """Row ``i`` of each observation part, as the builders of :mod:`hpcgym.env.observations` build it."""
+    """One episode's observation parts (its rows), as the builders of the observations module build them."""
     r = _running(mem)
     if parts[P_JOBS]:
         seen = ctl[X_SEEN]
@@ -271,151 +270,67 @@ def _observe(
             e = np.empty(len(jobs))
             for x in range(len(jobs)):
                 e[x] = end[jobs[x]]
-            user_history(jobs, e, start, estimate, user, h_count[i], h_last[i], h_run[i], h_acc[i])
+            user_history(jobs, e, start, estimate, user, h_count, h_last, h_run, h_acc)
             ctl[X_SEEN] = done
-        out = obs_jobs[i]
+        out = obs_jobs
         out[:] = 0.0
         job_window(out, q, fits, r, now, machine_procs, procs, estimate, prediction, submit, user, runtime,
-                   oracle, inv_log_t, u_wait, u_wait_procs, u_run_procs, h_run[i], h_acc[i])  # fmt: skip
+                   oracle, inv_log_t, u_wait, u_wait_procs, u_run_procs, h_run, h_acc)  # fmt: skip
     if parts[P_HISTOGRAMS]:
-        out2 = obs_hist[i]
+        out2 = obs_hist
         out2[:] = 0.0
         histograms(
             out2, q, r, now, size_bin, estimate if by_estimate else prediction, submit, start, inv_log_t
         )
     o_total = mem[ek.O_FREE_TOTAL]
     if parts[P_SYSTEM]:
-        out1 = obs_sys[i]
+        out1 = obs_sys
         out1[:] = 0.0
         system(out1, q, fits, r, now, mem[o_total], machine_procs, k, procs, prediction, submit, start,
                inv_log_t)  # fmt: skip
     if parts[P_RESOURCES]:
-        out1 = obs_res[i]
+        out1 = obs_res
         for x in range(len(total)):
             out1[x] = mem[o_total + x] / total[x] if total[x] > 0 else 0.0
     if parts[P_REQUESTS]:
-        out2 = obs_req[i]
+        out2 = obs_req
         out2[:] = 0.0
         for x in range(min(len(q), k)):
             out2[x, :] = table[q[x]]
 
 
-@njit(cache=True)
-def _step_rows(
-    actions: np.ndarray,
-    skip: np.ndarray,
-    k: int,
-    kill: bool,
-    reward_kind: int,
-    tau: float,
-    machine_procs: int,
-    oracle: bool,
-    inv_log_t: float,
-    parts: np.ndarray,
-    by_estimate: bool,
-    total: np.ndarray,
-    mem: np.ndarray,
-    ctl: np.ndarray,
-    fst: np.ndarray,
-    submit: np.ndarray,
-    runtime: np.ndarray,
-    estimate: np.ndarray,
-    prediction: np.ndarray,
-    start: np.ndarray,
-    end: np.ndarray,
-    killed: np.ndarray,
-    ended: np.ndarray,
-    heap_t: np.ndarray,
-    heap_s: np.ndarray,
-    heap_j: np.ndarray,
-    reward_runtime: np.ndarray,
-    counted: np.ndarray,
-    procs: np.ndarray,
-    user: np.ndarray,
-    size_bin: np.ndarray,
-    table: np.ndarray,
-    h_count: np.ndarray,
-    h_last: np.ndarray,
-    h_run: np.ndarray,
-    h_acc: np.ndarray,
-    u_wait: np.ndarray,
-    u_wait_procs: np.ndarray,
-    u_run_procs: np.ndarray,
-    fitbuf: np.ndarray,
-    obs_jobs: np.ndarray,
-    obs_hist: np.ndarray,
-    obs_sys: np.ndarray,
-    obs_res: np.ndarray,
-    obs_req: np.ndarray,
-    mask: np.ndarray,
-    cost: np.ndarray,
-    invalid: np.ndarray,
-    final: np.ndarray,
-) -> None:
-    """Step every episode ``i`` with ``not skip[i]``: action, engine, observation, mask, cost.
-
-    ``invalid[i]`` says whether the action was replaced by the fallback, ``final[i]``
-    whether the episode ended at this step, ``cost[i]`` is the dense reward's cost
-    (0 for :data:`NO_KERNEL`). An episode over before its first step (no decision point
-    at all) ends at that step with the action flagged invalid, as in the single environment.
-    """
-    one = np.zeros(1, dtype=np.int64)
-    for i in range(len(actions)):
-        if skip[i]:
-            continue
-        c = ctl[i]
-        f = fst[i]
-        m = mem[i]
-        n = c[X_JOBS]
-        if c[X_DONE]:  # over at its reset: the single environment flags the step and ends it
-            invalid[i] = True
-        else:
-            invalid[i] = _act(actions[i], k, kill, m, c, f, submit[i], runtime[i], estimate[i],
-                              start[i], end[i], killed[i], ended[i], heap_t[i], heap_s[i], heap_j[i],
-                              one, fitbuf)  # fmt: skip
-        done = c[X_DONE] != 0
-        final[i] = done
-        q = _queue(m)
-        ek.fits_jobs(m, q, fitbuf)
-        fits = fitbuf[: len(q)]
-        if done:
-            mask[i, :] = False
-            mask[i, k] = True
-        else:
-            job_mask(mask[i], fits, False, _future(c))
-        sub = submit[i, :n]
-        cost[i] = _cost(
-            reward_kind, done, c, f, q, sub, start[i, :n], reward_runtime[i, :n], counted[i, :n], tau
-        )
-        _observe(i, k, machine_procs, oracle, inv_log_t, parts, by_estimate, total, m, c, f[F_NOW], q, fits,
-                 sub, reward_runtime[i], estimate[i], prediction[i], start[i], end[i], ended[i], procs[i],
-                 user[i], size_bin[i], table[i], h_count, h_last, h_run, h_acc, u_wait, u_wait_procs,
-                 u_run_procs, obs_jobs, obs_hist, obs_sys, obs_res, obs_req)  # fmt: skip
+@njit(cache=True, inline="always")
+def _v1(a: np.ndarray, lay: np.ndarray, e: int) -> np.ndarray:
+    """Layout entry ``e`` of arena ``a``, flat."""
+    o = lay[e, 0]
+    return a[o : o + lay[e, 1] * max(lay[e, 2], 1) * max(lay[e, 3], 1) * max(lay[e, 4], 1)]
 
 
 @njit(cache=True, inline="always")
-def _v1(a: np.ndarray, lay: np.ndarray, i: int) -> np.ndarray:
-    o = lay[i, 0]
-    return a[o : o + lay[i, 1]]
+def _r1(a: np.ndarray, lay: np.ndarray, e: int, i: int) -> np.ndarray:
+    """Row ``i`` of the ``(N, X)`` entry ``e``: a slice, no reshape (numba's reshape calls out to C)."""
+    x = lay[e, 2]
+    o = lay[e, 0] + i * x
+    return a[o : o + x]
 
 
 @njit(cache=True, inline="always")
-def _v2(a: np.ndarray, lay: np.ndarray, i: int) -> np.ndarray:
-    o = lay[i, 0]
-    return a[o : o + lay[i, 1] * lay[i, 2]].reshape((lay[i, 1], lay[i, 2]))
+def _r2(a: np.ndarray, lay: np.ndarray, e: int, i: int) -> np.ndarray:
+    """Row ``i`` of the ``(N, X, Y)`` entry ``e``, shaped ``(X, Y)``."""
+    x = lay[e, 2]
+    y = lay[e, 3]
+    o = lay[e, 0] + i * x * y
+    return a[o : o + x * y].reshape((x, y))
 
 
 @njit(cache=True, inline="always")
-def _v3(a: np.ndarray, lay: np.ndarray, i: int) -> np.ndarray:
-    o = lay[i, 0]
-    return a[o : o + lay[i, 1] * lay[i, 2] * lay[i, 3]].reshape((lay[i, 1], lay[i, 2], lay[i, 3]))
-
-
-@njit(cache=True, inline="always")
-def _v4(a: np.ndarray, lay: np.ndarray, i: int) -> np.ndarray:
-    o = lay[i, 0]
-    size = lay[i, 1] * lay[i, 2] * lay[i, 3] * lay[i, 4]
-    return a[o : o + size].reshape((lay[i, 1], lay[i, 2], lay[i, 3], lay[i, 4]))
+def _r3(a: np.ndarray, lay: np.ndarray, e: int, i: int) -> np.ndarray:
+    """Row ``i`` of the ``(N, X, Y, Z)`` entry ``e``, shaped ``(X, Y, Z)``."""
+    x = lay[e, 2]
+    y = lay[e, 3]
+    z = lay[e, 4]
+    o = lay[e, 0] + i * x * y * z
+    return a[o : o + x * y * z].reshape((x, y, z))
 
 
 @njit(cache=True)
@@ -431,27 +346,83 @@ def step_all(
     jo: np.ndarray,
     lay: np.ndarray,
 ) -> None:
-    """Step every episode ``i`` with ``not skip[i]`` (:func:`_step_rows`), its arrays packed in arenas.
+    """Step every episode ``i`` with ``not skip[i]``: action, engine, observation, mask, cost.
 
-    ``ff, fi, fb, fo`` are the fixed float64, int64, bool and float32 arenas, ``jf, ji,
-    jb, jo`` the per-job ones, ``lay`` the layout (the ``L_*`` entries: offset and
-    dimensions of each array in its arena). Crossing into numba costs per array argument;
-    ten arrays cross faster than fifty.
+    The arrays live in arenas: ``ff, fi, fb, fo`` the fixed float64, int64, bool and
+    float32 ones, ``jf, ji, jb, jo`` the per-job ones, ``mem`` the engine rows; ``lay``
+    holds each array's offset and dimensions (the ``L_*`` entries). Crossing into numba
+    costs per array argument, so ten cross instead of fifty, and the episode's rows are
+    sliced here.
+
+    ``invalid[i]`` says whether the action was replaced by the fallback, ``final[i]``
+    whether the episode ended at this step, ``cost[i]`` is the dense reward's cost
+    (0 for :data:`NO_KERNEL`). An episode over before its first step (no decision point
+    at all) ends at that step with the action flagged invalid, as in the single environment.
     """
     ipar = _v1(fi, lay, L_IPAR)
     fpar = _v1(ff, lay, L_FPAR)
-    scratch = _v2(fi, lay, L_SCRATCH)
-    _step_rows(
-        _v1(fi, lay, L_ACTIONS), _v1(fb, lay, L_SKIP), ipar[I_K], ipar[I_KILL] != 0, ipar[I_REWARD],
-        fpar[F_TAU], ipar[I_MACHINE], ipar[I_ORACLE] != 0, fpar[F_INV_LOG_T], _v1(fb, lay, L_PARTS),
-        ipar[I_BY_ESTIMATE] != 0, _v1(ff, lay, L_TOTAL), mem, _v2(fi, lay, L_CTL), _v2(ff, lay, L_FST),
-        _v2(jf, lay, L_SUBMIT), _v2(jf, lay, L_RUNTIME), _v2(jf, lay, L_ESTIMATE), _v2(jf, lay, L_PREDICTION),
-        _v2(jf, lay, L_START), _v2(jf, lay, L_END), _v2(jb, lay, L_KILLED), _v2(ji, lay, L_ENDED),
-        _v2(jf, lay, L_HEAPT), _v2(ji, lay, L_HEAPS), _v2(ji, lay, L_HEAPJ), _v2(jf, lay, L_RRUN),
-        _v2(jf, lay, L_COUNTED), _v2(ji, lay, L_PROCS), _v2(ji, lay, L_USER), _v2(ji, lay, L_SIZEBIN),
-        _v3(jo, lay, L_TABLE), _v2(fi, lay, L_HCOUNT), _v4(ff, lay, L_HLAST), _v2(ff, lay, L_HRUN),
-        _v2(ff, lay, L_HACC), scratch[0], scratch[1], scratch[2], _v1(jb, lay, L_FITBUF),
-        _v3(fo, lay, L_OJOBS), _v3(fo, lay, L_OHIST), _v2(fo, lay, L_OSYS), _v2(fo, lay, L_ORES),
-        _v3(fo, lay, L_OREQ), _v2(fb, lay, L_MASK), _v1(ff, lay, L_COST), _v1(fb, lay, L_INVALID),
-        _v1(fb, lay, L_FINAL),
-    )  # fmt: skip
+    k = ipar[I_K]
+    kill = ipar[I_KILL] != 0
+    reward_kind = ipar[I_REWARD]
+    machine_procs = ipar[I_MACHINE]
+    oracle = ipar[I_ORACLE] != 0
+    by_estimate = ipar[I_BY_ESTIMATE] != 0
+    tau = fpar[F_TAU]
+    inv_log_t = fpar[F_INV_LOG_T]
+    parts = _v1(fb, lay, L_PARTS)
+    total = _v1(ff, lay, L_TOTAL)
+    fitbuf = _v1(jb, lay, L_FITBUF)
+    actions = _v1(fi, lay, L_ACTIONS)
+    skip = _v1(fb, lay, L_SKIP)
+    cost = _v1(ff, lay, L_COST)
+    invalid = _v1(fb, lay, L_INVALID)
+    final = _v1(fb, lay, L_FINAL)
+    u_wait = _r1(fi, lay, L_SCRATCH, 0)
+    u_wait_procs = _r1(fi, lay, L_SCRATCH, 1)
+    u_run_procs = _r1(fi, lay, L_SCRATCH, 2)
+    one = np.zeros(1, dtype=np.int64)
+    for i in range(len(actions)):
+        if skip[i]:
+            continue
+        c = _r1(fi, lay, L_CTL, i)
+        f = _r1(ff, lay, L_FST, i)
+        m = mem[i]
+        submit = _r1(jf, lay, L_SUBMIT, i)
+        runtime = _r1(jf, lay, L_RUNTIME, i)
+        estimate = _r1(jf, lay, L_ESTIMATE, i)
+        start = _r1(jf, lay, L_START, i)
+        end = _r1(jf, lay, L_END, i)
+        ended = _r1(ji, lay, L_ENDED, i)
+        heap_t = _r1(jf, lay, L_HEAPT, i)
+        heap_s = _r1(ji, lay, L_HEAPS, i)
+        heap_j = _r1(ji, lay, L_HEAPJ, i)
+        rrun = _r1(jf, lay, L_RRUN, i)
+        n = c[X_JOBS]
+        if c[X_DONE]:  # over at its reset: the single environment flags the step and ends it
+            invalid[i] = True
+        else:
+            invalid[i] = _act(actions[i], k, kill, m, c, f, submit, runtime, estimate, start, end,
+                              _r1(jb, lay, L_KILLED, i), ended, heap_t, heap_s, heap_j, one,
+                              fitbuf)  # fmt: skip
+        done = c[X_DONE] != 0
+        final[i] = done
+        q = _queue(m)
+        ek.fits_jobs(m, q, fitbuf)
+        fits = fitbuf[: len(q)]
+        mask = _r1(fb, lay, L_MASK, i)
+        if done:
+            mask[:] = False
+            mask[k] = True
+        else:
+            job_mask(mask, fits, False, _future(c))
+        sub = submit[:n]
+        cost[i] = _cost(
+            reward_kind, done, c, f, q, sub, start[:n], rrun[:n], _r1(jf, lay, L_COUNTED, i)[:n], tau
+        )
+        _observe(k, machine_procs, oracle, inv_log_t, parts, by_estimate, total, m, c, f[F_NOW], q, fits, sub,
+                 rrun, estimate, _r1(jf, lay, L_PREDICTION, i), start, end, ended, _r1(ji, lay, L_PROCS, i),
+                 _r1(ji, lay, L_USER, i), _r1(ji, lay, L_SIZEBIN, i), _r2(jo, lay, L_TABLE, i),
+                 _r1(fi, lay, L_HCOUNT, i), _r3(ff, lay, L_HLAST, i), _r1(ff, lay, L_HRUN, i),
+                 _r1(ff, lay, L_HACC, i), u_wait, u_wait_procs, u_run_procs, _r2(fo, lay, L_OJOBS, i),
+                 _r2(fo, lay, L_OHIST, i), _r1(fo, lay, L_OSYS, i), _r1(fo, lay, L_ORES, i),
+                 _r2(fo, lay, L_OREQ, i))  # fmt: skip

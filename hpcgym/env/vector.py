@@ -157,6 +157,8 @@ class DispatchVectorEnv(VectorEnv):
         self._terminated = np.zeros(n, dtype=bool)
         self._truncated = np.zeros(n, dtype=bool)
         self._autoreset = np.zeros(n, dtype=bool)
+        self._none = np.zeros(n, dtype=bool)  # constants: no episode, every episode (never written)
+        self._all = np.ones(n, dtype=bool)
         rc = cfg.scoring
         reward = first._reward
         self._reward_name = reward.name
@@ -323,21 +325,31 @@ class DispatchVectorEnv(VectorEnv):
         )
 
     def _step_compiled(self, acts: np.ndarray) -> tuple:  # type: ignore[type-arg]
-        skip, _ = self._pending_resets({})
         core = self._core
-        core.step(acts, skip)
-        stepped = ~skip
-        invalid = core.invalid & stepped
-        final = core.final & stepped
-        metrics = {i: self._finish(i) for i in np.flatnonzero(final).tolist()}
+        if self._autoreset.any():
+            skip, _ = self._pending_resets({})
+            stepped = ~skip
+            core.step(acts, skip)
+            invalid = core.invalid & stepped
+            final = core.final & stepped
+        else:  # the usual step: every episode moves (the masks below are then all true)
+            skip, stepped = self._none, self._all
+            core.step(acts, skip)
+            invalid = core.invalid.copy()
+            final = core.final.copy()
+        metrics = {i: self._finish(i) for i in np.flatnonzero(final).tolist()} if final.any() else {}
         rewards = -self._scale * core.cost
         if self._penalty:  # x - 0.0 is x, bit for bit: no need to subtract a zero penalty
             rewards -= np.where(invalid, self._penalty, 0.0)
-        rewards[skip] = 0.0
+        if skip is not self._none:
+            rewards[skip] = 0.0
         same = self.autoreset_mode == AutoresetMode.SAME_STEP
         # the reset episodes' infos are their resets' (the rows now hold the reset state); with
         # SAME_STEP an ended episode's step info goes to final_info and its reset's shows instead
-        infos = self._vector_info(stepped & ~final if same else stepped, invalid & ~skip & ~(final & same))
+        if same and metrics:
+            infos = self._vector_info(stepped & ~final, invalid & ~final)
+        else:
+            infos = self._vector_info(stepped, invalid)
         for i, m in metrics.items():
             if same:
                 step_info = self._single_info(i, bool(invalid[i]))
@@ -346,11 +358,10 @@ class DispatchVectorEnv(VectorEnv):
                 infos = self._reset_one(i, infos)
             else:
                 infos = self._add_info(infos, {"metrics": m}, i)
-        terminated = final.copy()
         self._rewards[:] = rewards
-        self._terminated[:] = terminated
-        self._autoreset = terminated.copy()
-        return self._observation(), rewards, terminated, self._truncated.copy(), infos
+        self._terminated[:] = final
+        self._autoreset = final
+        return self._observation(), rewards, final.copy(), self._truncated.copy(), infos
 
     def _finish(self, i: int) -> dict[str, Any]:
         """Episode ``i`` ended at this step: its metrics (and the sparse reward's cost)."""
@@ -362,22 +373,29 @@ class DispatchVectorEnv(VectorEnv):
         return m
 
     def _vector_info(self, stepped: np.ndarray, invalid: np.ndarray) -> dict[str, Any]:
-        n = self.num_envs
-        every = np.ones(n, dtype=bool)
+        every = self._all
+        core = self._core
         info: dict[str, Any] = {
-            "invalid_action": invalid.copy(), "_invalid_action": every,
+            "invalid_action": invalid, "_invalid_action": every.copy(),
             "action_mask": self._mask.copy(), "_action_mask": every.copy(),
-            "time": self._core.fst[:, vk.F_NOW].copy(), "_time": every.copy(),
-            "queue_length": self._core.ctl[:, ek.C_WAITING].copy(), "_queue_length": every.copy(),
-            "decision": self._core.ctl[:, ek.C_DECISIONS].copy(), "_decision": every.copy(),
+            "time": core.fst[:, vk.F_NOW].copy(), "_time": every.copy(),
+            "queue_length": core.ctl[:, ek.C_WAITING].copy(), "_queue_length": every.copy(),
+            "decision": core.ctl[:, ek.C_DECISIONS].copy(), "_decision": every.copy(),
         }  # fmt: skip
-        if stepped.any():
-            name = self._reward_name
-            info["reward_terms"] = {
-                name: np.where(stepped, self._core.cost, 0.0), "_" + name: stepped.copy(),
-                "invalid": np.where(stepped, invalid.astype(np.float64), 0.0), "_invalid": stepped.copy(),
-            }  # fmt: skip
-            info["_reward_terms"] = stepped.copy()
+        if stepped is every:
+            cost, bad = core.cost.copy(), invalid.astype(np.float64)
+        elif stepped.any():
+            cost, bad = np.where(stepped, core.cost, 0.0), np.where(stepped, invalid.astype(np.float64), 0.0)
+        else:
+            return info
+        name = self._reward_name
+        info["reward_terms"] = {
+            name: cost,
+            "_" + name: stepped.copy(),
+            "invalid": bad,
+            "_invalid": stepped.copy(),
+        }
+        info["_reward_terms"] = stepped.copy()
         return info
 
     def _single_info(self, i: int, invalid: bool) -> dict[str, Any]:
