@@ -193,7 +193,20 @@ class CompiledEpisodes:
             else:
                 setattr(self, name, view)
         self.obs = {self.part_key[p]: getattr(self, f"_obs{p}") for p in self.part_key}
+        self.obs0 = [(name, a[0]) for name, a in self.obs.items()]  # the single environment's row
         self.u_scratch = tuple(self.scratch)
+        self.args = (
+            self.mem,
+            self.ff,
+            self.fi,
+            self.fb,
+            self.fo,
+            self.jf,
+            self.ji,
+            self.jb,
+            self.jo,
+            self.lay,
+        )
 
     def reserve(self, jobs: int, mem_len: int) -> None:
         """Grow the per-job arenas to ``jobs`` and the engine rows to ``mem_len`` (keeping every row)."""
@@ -213,6 +226,7 @@ class CompiledEpisodes:
             mem = np.zeros((n, max(mem_len, 2 * self.mem.shape[1])), np.int64)
             mem[:, : self.mem.shape[1]] = self.mem
             self.mem = mem
+            self.args = (mem, *self.args[1:])
 
     def load(self, i: int, env: DispatchEnv) -> None:
         """Copy the episode ``env`` has just reset (in Python) into row ``i``."""
@@ -323,12 +337,10 @@ class CompiledEpisodes:
             self.actions[:] = actions
         if skip is not self.skip:
             self.skip[:] = skip
-        vk.step_all(
-            self.mem, self.ff, self.fi, self.fb, self.fo, self.jf, self.ji, self.jb, self.jo, self.lay
-        )
+        vk.step_all(*self.args)
 
     def __getstate__(self) -> dict[str, Any]:
-        views = {name for name, _, _ in _VIEWS.values()} | {"cols", "obs", "u_scratch"}
+        views = {name for name, _, _ in _VIEWS.values()} | {"cols", "obs", "obs0", "u_scratch", "args"}
         return {k: v for k, v in self.__dict__.items() if k not in views}
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -545,7 +545,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         }
         if done:
             info["metrics"] = self._metrics
-        obs = {name: a[0].copy() for name, a in core.obs.items()}
+        obs = {name: a.copy() for name, a in core.obs0}
         return obs, float(reward), done, False, info
 
     def _step_job(self, a: int) -> bool:
