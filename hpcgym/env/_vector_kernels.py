@@ -1,7 +1,9 @@
 """One compiled call that steps N episodes of the dispatch environment (``job`` mode).
 
-:class:`hpcgym.env.vector.DispatchVectorEnv` keeps each episode's engine state in rows
-of padded ``(N, ...)`` arrays and calls :func:`step_all` once per vector step. For each
+:class:`hpcgym.env._compiled.CompiledEpisodes` (for the single environment, one row, and
+for :class:`hpcgym.env.vector.DispatchVectorEnv`, N) keeps each episode's engine state in
+rows of padded ``(N, ...)`` arrays, packed in a few flat arenas, and calls
+:func:`step_all` once per step. For each
 episode it applies the action exactly as :meth:`hpcgym.env.DispatchEnv.step` does in
 ``job`` mode without backfill, advances the engine to its next decision point with the
 compiled event loop of the reference dispatchers

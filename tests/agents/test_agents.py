@@ -37,7 +37,7 @@ def maskable_run(tmp_path_factory: pytest.TempPathFactory) -> TrainResult:
 
 def test_a_maskable_ppo_run_writes_its_models_checkpoints_and_summary(maskable_run) -> None:
     run = maskable_run
-    assert run.vec_env == "DummyVecEnv"
+    assert run.vec_env == "NativeVecEnv"  # --vec auto: the configuration runs compiled
     assert run.steps == 128 and run.invalid_steps == 0  # masked: never an invalid action
     assert sorted(p.name for p in (run.out / "checkpoints").iterdir()) == [
         "model_128_steps.zip",
