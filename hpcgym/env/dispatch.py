@@ -174,8 +174,9 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     :class:`~hpcgym.env.config.ActionConfig` (``mode``, ``backfill``, ``policies``,
     ``every_event``) and :class:`~hpcgym.env.config.RewardConfig` (``reward``,
     ``reward_scale``, ``invalid_penalty``, ``include_all``); or ``config=`` a whole
-    :class:`~hpcgym.env.config.DispatchConfig`; and ``render_mode`` (see Rendering). An
-    unknown name raises :class:`~hpcgym.common.errors.InvalidConfigError`.
+    :class:`~hpcgym.env.config.DispatchConfig`; ``render_mode`` (see Rendering); and
+    ``compiled`` (see Compiled steps). An unknown name raises
+    :class:`~hpcgym.common.errors.InvalidConfigError`.
 
     >>> import gymnasium as gym
     >>> import hpcgym
@@ -187,6 +188,17 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     >>> obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[0]))
     >>> info["invalid_action"]
     False
+
+    ## Compiled steps
+
+    In ``job`` mode without backfill, with a predictor whose predictions are fixed at
+    reset and the built-in observation parts and rewards, a step is one numba call
+    (:mod:`hpcgym.env._compiled`) with the same results as the Python path, which every
+    other configuration takes. ``compiled=None`` (default) picks, ``True`` raises
+    :class:`~hpcgym.common.errors.InvalidConfigError` naming what prevents it, ``False``
+    keeps Python; :attr:`compiled` says which runs. Reading :attr:`sim`, :attr:`view` or
+    :attr:`observation_builders`, or calling :meth:`place`, brings the engine up to date and
+    plays the rest of the episode in Python.
 
     ## Rendering
 
