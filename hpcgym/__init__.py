@@ -47,6 +47,12 @@ ENTRY_POINTS = {
 }
 """The class behind each version of :data:`ENV_IDS`."""
 
+VECTOR_ENTRY_POINTS = {
+    "v0": "hpcgym.env.vector:DispatchVectorEnvV0",
+    "v1": "hpcgym.env.vector:DispatchVectorEnv",
+}
+"""The native vector environment of each version (``gymnasium.make_vec``'s ``vector_entry_point``)."""
+
 USER_ENV_IDS: dict[str, str] = {
     "hpcgym/UserSubmit-v0": "hpcgym.env.usersubmit:UserSubmitEnv",
 }
@@ -79,8 +85,13 @@ def register_envs() -> None:
 
     for env_id, kwargs in ENV_IDS.items():
         if env_id not in gymnasium.registry:
-            entry_point = ENTRY_POINTS[env_id.rsplit("-", 1)[1]]
-            gymnasium.register(id=env_id, entry_point=entry_point, kwargs=dict(kwargs))
+            version = env_id.rsplit("-", 1)[1]
+            gymnasium.register(
+                id=env_id,
+                entry_point=ENTRY_POINTS[version],
+                vector_entry_point=VECTOR_ENTRY_POINTS[version],
+                kwargs=dict(kwargs),
+            )
     for env_id, entry_point in USER_ENV_IDS.items():
         if env_id not in gymnasium.registry:
             gymnasium.register(id=env_id, entry_point=entry_point)

@@ -6,7 +6,9 @@ Each algorithm keeps its own readable file (:mod:`~hpcgym.agents.train_maskable_
 * :class:`TrainArgs`, the fields every script's ``Args`` dataclass starts with (the run,
   the environment, the PPO hyperparameters, validation and checkpoints), and
   :func:`env_kwargs` and :func:`ppo_kwargs`, the environment's and PPO's arguments of them;
-* :func:`make_vec_env`, the training environments: ``DummyVecEnv`` for one,
+* :func:`make_vec_env`, the training environments (``--vec``): the native vector
+  environment (:class:`~hpcgym.agents.vec_env.NativeVecEnv`, every episode in one compiled
+  call) when the configuration compiles, else ``DummyVecEnv`` for one and
   ``SubprocVecEnv`` (one worker process each) for ``n_envs > 1``; :func:`make_env`, one
   environment of a split (validation, the metadata);
 * :func:`require_training`, the ``rl`` extra checked before any work, and
@@ -35,6 +37,9 @@ import numpy as np
 
 from hpcgym.common.errors import HpcGymError, InvalidConfigError
 
+VEC_KINDS = ("auto", "native", "dummy", "subproc")
+"""The values of ``--vec`` (:attr:`TrainArgs.vec`)."""
+
 
 @dataclass(frozen=True)
 class TrainArgs:
@@ -48,7 +53,10 @@ class TrainArgs:
     out: str | None = None
     """folder of the models, checkpoints and training.json; None: runs/ALGORITHM-seedSEED"""
     n_envs: int = 1
-    """training environments: 1 in this process (DummyVecEnv), more in one process each (SubprocVecEnv)"""
+    """training environments (episodes played side by side)"""
+    vec: Literal["auto", "native", "dummy", "subproc"] = "auto"
+    """how they run: native (all in one compiled vector env), dummy (here, one after the other), subproc
+    (one process each); auto: native if the configuration compiles, else dummy for 1, subproc for more"""
     torch_threads: int = 1
     """torch CPU threads"""
     tensorboard_log: str | None = None
@@ -138,6 +146,8 @@ class TrainArgs:
                 raise InvalidConfigError(f"--{name.replace('_', '-')}: must be in (0, 1], got {value}")
         if self.ent_coef < 0:
             raise InvalidConfigError(f"--ent-coef: must be >= 0, got {self.ent_coef}")
+        if self.vec not in VEC_KINDS:
+            raise InvalidConfigError(f"--vec: must be one of {', '.join(VEC_KINDS)}, got {self.vec!r}")
         self._check_env_id_and_policies()
         from hpcgym.env import make_config
 
@@ -224,14 +234,39 @@ def make_env(args: TrainArgs, split: str, **overrides: Any) -> Any:
     )
 
 
+def vec_kind(args: TrainArgs) -> str:
+    """``native``, ``dummy`` or ``subproc``: what ``--vec`` (``auto`` resolved) gives for ``args``.
+
+    ``auto`` takes the native vector environment when its compiled kernel runs the
+    configuration (:func:`hpcgym.env.vector.compiled_obstacle`): every episode is then the
+    one a single environment gives, several times faster (docs/BENCHMARKS.md).
+    """
+    if args.vec != "auto":
+        return args.vec
+    from hpcgym.agents.vec_env import native_available
+
+    if native_available(_module_id(args.env_id), {**env_kwargs(args), "split": "train"}):
+        return "native"
+    return "subproc" if args.n_envs > 1 else "dummy"
+
+
 def make_vec_env(args: TrainArgs) -> Any:
     """The ``n_envs`` training environments of the train split, flattened, seeded from ``args.seed``.
 
-    One environment runs in this process (``DummyVecEnv``); more run in one worker
-    process each (``SubprocVecEnv``), built by stable-baselines3's ``make_vec_env``
-    (each wrapped in its ``Monitor``, so episode returns reach the logs). Environment
-    ``i`` is seeded with ``seed + i``.
+    ``--vec native``: one :class:`~hpcgym.agents.vec_env.NativeVecEnv` in this process;
+    ``dummy``: the environments in this process (``DummyVecEnv``); ``subproc``: one
+    worker process each (``SubprocVecEnv``), built by stable-baselines3's ``make_vec_env``
+    (each wrapped in its ``Monitor``, so episode returns reach the logs; the native one
+    reports them the same way). Environment ``i`` is seeded with ``seed + i``.
     """
+    kind = vec_kind(args)
+    kwargs = {**env_kwargs(args), "split": "train"}
+    if kind == "native":
+        from hpcgym.agents.vec_env import NativeVecEnv
+
+        venv = NativeVecEnv(_module_id(args.env_id), args.n_envs, kwargs)
+        venv.seed(args.seed)
+        return venv
     from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
@@ -241,9 +276,9 @@ def make_vec_env(args: TrainArgs) -> Any:
         _module_id(args.env_id),
         n_envs=args.n_envs,
         seed=args.seed,
-        env_kwargs={**env_kwargs(args), "split": "train"},
+        env_kwargs=kwargs,
         wrapper_class=FlattenDispatchObservation,
-        vec_env_cls=SubprocVecEnv if args.n_envs > 1 else DummyVecEnv,
+        vec_env_cls=SubprocVecEnv if kind == "subproc" else DummyVecEnv,
     )
 
 

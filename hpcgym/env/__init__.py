@@ -20,6 +20,10 @@ The ``-v0`` ids of each stay registered (:class:`DispatchEnvV0`): they show the
 ``jobs``, ``histograms`` and ``system`` parts on every machine, where ``v1`` adds
 ``resources`` and ``requests`` on machines of more than one resource type.
 
+Each id's ``gymnasium.make_vec`` gives the native vector environment
+(:class:`DispatchVectorEnv`): N episodes stepped in one compiled call when the
+configuration allows it (see ``docs/ENV.md``).
+
 Render modes: ``"ansi"`` (a status line) and ``"rgb_array"`` (a picture of the machine and
 the queue, :mod:`hpcgym.env.rendering`), so stable-baselines3's ``make_vec_env`` works
 as is. Its ``SubprocVecEnv`` starts fresh interpreters, which know the ids only if they
@@ -66,6 +70,7 @@ from hpcgym.env.rewards import (
     reward_names,
 )
 from hpcgym.env.rllib import make_flat_env, register_rllib_env, rllib_available
+from hpcgym.env.vector import DispatchVectorEnv, DispatchVectorEnvV0
 from hpcgym.env.wrappers import FlattenDispatchObservation
 
 __all__ = [
@@ -82,6 +87,8 @@ __all__ = [
     "DispatchConfig",
     "DispatchEnv",
     "DispatchEnvV0",
+    "DispatchVectorEnv",
+    "DispatchVectorEnvV0",
     "DispatcherPolicy",
     "EpisodeConfig",
     "FlattenDispatchObservation",

@@ -16,6 +16,9 @@ import hpcgym.env._kernels as _kernels
 import hpcgym.env.episodes as episodes
 from hpcgym.baselines import EasyBackfilling, make_policy
 from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError
+from hpcgym.env._compiled import CompiledEpisodes, compiled_obstacle
+from hpcgym.env._engine import EpisodeEngine, trace_requests
+from hpcgym.env._vector_kernels import F_NOW, NO_KERNEL
 from hpcgym.env.config import DispatchConfig, make_config
 from hpcgym.env.observations import (
     DEFAULT_OBSERVATIONS,
@@ -28,6 +31,7 @@ from hpcgym.env.rendering import render_frame
 from hpcgym.env.rewards import Outcome, make_reward
 from hpcgym.machine import Machine
 from hpcgym.sim import DispatcherBase, Schedule, Simulator, SystemView, as_dispatcher, compute_metrics
+from hpcgym.sim import _kernels as ek
 
 
 class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
@@ -170,8 +174,9 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     :class:`~hpcgym.env.config.ActionConfig` (``mode``, ``backfill``, ``policies``,
     ``every_event``) and :class:`~hpcgym.env.config.RewardConfig` (``reward``,
     ``reward_scale``, ``invalid_penalty``, ``include_all``); or ``config=`` a whole
-    :class:`~hpcgym.env.config.DispatchConfig`; and ``render_mode`` (see Rendering). An
-    unknown name raises :class:`~hpcgym.common.errors.InvalidConfigError`.
+    :class:`~hpcgym.env.config.DispatchConfig`; ``render_mode`` (see Rendering); and
+    ``compiled`` (see Compiled steps). An unknown name raises
+    :class:`~hpcgym.common.errors.InvalidConfigError`.
 
     >>> import gymnasium as gym
     >>> import hpcgym
@@ -183,6 +188,17 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     >>> obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(mask)[0]))
     >>> info["invalid_action"]
     False
+
+    ## Compiled steps
+
+    In ``job`` mode without backfill, with a predictor whose predictions are fixed at
+    reset and the built-in observation parts and rewards, a step is one numba call
+    (:mod:`hpcgym.env._compiled`) with the same results as the Python path, which every
+    other configuration takes. ``compiled=None`` (default) picks, ``True`` raises
+    :class:`~hpcgym.common.errors.InvalidConfigError` naming what prevents it, ``False``
+    keeps Python; :attr:`compiled` says which runs. Reading :attr:`sim`, :attr:`view` or
+    :attr:`observation_builders`, or calling :meth:`place`, brings the engine up to date and
+    plays the rest of the episode in Python.
 
     ## Rendering
 
@@ -220,8 +236,15 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}  # noqa: RUF012 - Gymnasium's convention
 
     def __init__(
-        self, config: DispatchConfig | None = None, *, render_mode: str | None = None, **kwargs: Any
+        self,
+        config: DispatchConfig | None = None,
+        *,
+        render_mode: str | None = None,
+        compiled: bool | None = None,
+        **kwargs: Any,
     ) -> None:
+        if compiled not in (None, True, False):
+            raise InvalidConfigError(f"compiled: must be None, True or False, got {compiled!r}")
         self.config = cfg = make_config(config, **kwargs)
         modes = self.metadata["render_modes"]
         if render_mode is not None and render_mode not in modes:
@@ -243,6 +266,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                 "pass oracle=True to allow it"
             )
         self._warm = episodes.WarmStart(trace, ep.warm_policy, ep.kill_at_estimate) if ep.warm_start else None
+        self._trace_requests = trace_requests(trace, machine)
         self.job_range = episodes.split_range(len(trace), ep.split, ep.split_fractions, ep.job_range)
         lo, hi = self.job_range
         self.window_jobs = hi - lo if ep.window_jobs is None else int(ep.window_jobs)
@@ -279,12 +303,60 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         if not isinstance(easy, EasyBackfilling):  # pragma: no cover - a replaced preset
             raise InvalidConfigError("backfill: the 'easy' preset is no longer an EasyBackfilling")
         self._backfiller = easy
-        self.sim: Simulator | None = None
+        self._sim: Simulator | None = None
         self._mask = np.zeros(self.action_space.n, dtype=bool)
         self._placements: dict[int, np.ndarray] = {}
         self._done = True
         self.decision_count = 0
         self.episode_offset = lo
+        self._fast = False  # this episode runs compiled (self._core's row is ahead of self._sim)
+        self._core: CompiledEpisodes | None = None
+        obstacle = compiled_obstacle(self)
+        if compiled and obstacle is not None:
+            raise InvalidConfigError(f"compiled=True, but {obstacle}")
+        if obstacle is None and compiled is not False:
+            self._core = CompiledEpisodes(1, self)
+            self._mask = self._core.mask[0]
+        rc = cfg.scoring
+        scale = rc.reward_scale
+        self._scale = float(
+            scale if scale is not None else (1.0 / self.window_jobs if self._reward.per_job else 1.0)
+        )
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        # a copy's mask must again be the compiled row's (a view does not survive pickling)
+        self.__dict__.update(state)
+        if self._core is not None:
+            self._core.mask[0] = self._mask
+            self._mask = self._core.mask[0]
+
+    @property
+    def compiled(self) -> bool:
+        """Whether steps run in one compiled call (see Compiled steps in the class docstring)."""
+        return self._core is not None
+
+    @property
+    def sim(self) -> Simulator | None:
+        """The engine of the current episode (None before the first :meth:`reset`).
+
+        Reading it brings the engine up to date, and the rest of the episode then
+        steps in Python, so that the engine and its view stay live for the reader.
+        """
+        self._leave_compiled()
+        return self._sim
+
+    def _leave_compiled(self) -> None:
+        """Bring the engine, builders and reward up to date and go on in Python for this episode."""
+        if self._fast:
+            assert self._core is not None
+            self._core.sync(0, self)
+            self._fast = False
+
+    def _sync(self) -> None:
+        """Bring the engine up to date for a read that keeps nothing (a schedule, a frame)."""
+        if self._fast:
+            assert self._core is not None
+            self._core.sync(0, self)
 
     @staticmethod
     def default_observations(machine: Machine) -> tuple[str, ...]:
@@ -298,6 +370,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     def observation_builders(self) -> Mapping[str, ObservationBuilder]:
         """The builder of each observation part, by key (read-only), e.g. to read the
         ``predicted_wait`` part's predictor (``["predicted_wait"].predictor``)."""
+        self._leave_compiled()
         return MappingProxyType(self._builders)
 
     @property
@@ -362,6 +435,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             The first observation and an info dict (see :meth:`step`).
         """
         super().reset(seed=seed)
+        self._fast = False
         unknown = set(options or ()) - {"offset"}
         if unknown:
             raise InvalidConfigError(
@@ -384,7 +458,10 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             idx, running, starts = self._warm.jobs(offset, self.window_jobs)
         w = episodes.episode_workload(self.trace, idx)
         self.workload = w
-        sim = self.sim = Simulator(w, predictor=self._predictor, kill_at_estimate=ep.kill_at_estimate)
+        # the episode's machine and aligned requests are the trace's: built once, not per episode
+        sim = self._sim = EpisodeEngine(
+            w, idx, self._trace_requests, self.machine, self._predictor, kill_at_estimate=ep.kill_at_estimate
+        )
         if starts is not None and len(running):
             sim.warm_start(float(self.trace.submit[offset]), running, starts)
         counted = np.zeros(len(w), dtype=np.float64)
@@ -404,7 +481,8 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         )
         for b in self._builders.values():
             b.reset(view, jobs)
-        self._backfiller.reset(view)
+        if self._easy:  # backfill="easy" is the only user of the backfiller
+            self._backfiller.reset(view)
         self._reward.reset(self._outcome)
         for d in self._dispatchers:
             d.reset(view)
@@ -415,7 +493,11 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._advance()
         self._update_mask()
         info = self._info(False)
-        return self._observe(), info
+        obs = self._observe()
+        if self._core is not None:
+            self._core.load(0, self)
+            self._fast = True
+        return obs, info
 
     # ------------------------------------------------------------- steps
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
@@ -426,8 +508,10 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             ``invalid_action``, ``reward_terms``, ``action_mask``, ``time``,
             ``queue_length`` and ``decision``; the final step also ``metrics``.
         """
-        if self.sim is None:
+        if self._sim is None:
             raise gym.error.ResetNeeded("call reset() before step()")
+        if self._fast:
+            return self._step_compiled(action)
         if self._done:
             invalid = True  # stepping a finished episode changes nothing
         else:
@@ -437,21 +521,48 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             self._metrics = self._episode_metrics()
             self._outcome = dataclasses.replace(self._outcome, metrics=self._metrics)
         self._update_mask()
-        rc = self.config.scoring
         cost = self._reward.cost(self._outcome)
-        scale = rc.reward_scale
-        if scale is None:
-            scale = 1.0 / self.window_jobs if self._reward.per_job else 1.0
-        reward = -scale * cost - (rc.invalid_penalty if invalid else 0.0)
+        reward = -self._scale * cost - (self.config.scoring.invalid_penalty if invalid else 0.0)
         info = self._info(invalid)
         info["reward_terms"] = {self._reward.name: cost, "invalid": float(invalid)}
         if self._done:
             info["metrics"] = self._metrics
         return self._observe(), float(reward), self._done, False, info
 
+    def _step_compiled(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """:meth:`step` in one compiled call (the same results as the Python path, tested)."""
+        core = self._core
+        assert core is not None
+        core.actions[0] = _as_int(action)
+        core.step(core.actions, core.skip)
+        invalid = bool(core.invalid[0])
+        done = self._done = bool(core.final[0])
+        ctl = core.ctl[0]
+        self.decision_count = int(ctl[ek.C_DECISIONS])
+        cost = float(core.cost[0])
+        if done:
+            if self._metrics is None:
+                self._metrics = self._episode_metrics()  # schedule() brings the engine up to date
+                self._outcome = dataclasses.replace(self._outcome, metrics=self._metrics)
+            if core.reward_kind == NO_KERNEL:
+                cost = self._reward.cost(self._outcome)
+        reward = -self._scale * cost - (self.config.scoring.invalid_penalty if invalid else 0.0)
+        info = {
+            "invalid_action": invalid,
+            "action_mask": self._mask.copy(),
+            "time": float(core.fst[0, F_NOW]),
+            "queue_length": int(ctl[ek.C_WAITING]),
+            "decision": self.decision_count,
+            "reward_terms": {self._reward.name: cost, "invalid": float(invalid)},
+        }
+        if done:
+            info["metrics"] = self._metrics
+        obs = {name: a.copy() for name, a in core.obs0}
+        return obs, float(reward), done, False, info
+
     def _step_job(self, a: int) -> bool:
         """Apply a ``job``-mode action; True if it was invalid (the fallback was applied)."""
-        sim = self.sim
+        sim = self._sim
         assert sim is not None
         view = sim.view
         k = self.window_size
@@ -475,7 +586,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def _step_policy(self, a: int) -> bool:
         """Let dispatcher ``a`` decide; True if the action or its decision was invalid."""
-        sim = self.sim
+        sim = self._sim
         assert sim is not None
         invalid = not 0 <= a < len(self._dispatchers)
         jobs = self._dispatchers[a if not invalid else 0](sim.view)
@@ -492,7 +603,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def _reserve_and_backfill(self, j: int) -> None:
         """Job ``j`` does not fit: reserve for it and backfill around it until it starts."""
-        sim = self.sim
+        sim = self._sim
         assert sim is not None
         view = sim.view
         while True:
@@ -507,7 +618,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     def _fallback(self) -> None:
         """Advance if an event is still to come, else start the oldest waiting job."""
-        sim = self.sim
+        sim = self._sim
         assert sim is not None
         if sim.has_future_event():
             self._advance()
@@ -518,13 +629,13 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._after_start()
 
     def _after_start(self) -> None:
-        sim = self.sim
+        sim = self._sim
         assert sim is not None
         if not sim.any_fits():
             self._advance()
 
     def _advance(self) -> None:
-        sim = self.sim
+        sim = self._sim
         assert sim is not None
         self._placements.clear()  # placements hold for one instant's decision
         if sim.advance(self._every_event):
@@ -535,11 +646,11 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     # -------------------------------------------------------- observing
     def _observe(self) -> dict[str, np.ndarray]:
-        view = self.sim.view  # type: ignore[union-attr]
+        view = self._sim.view  # type: ignore[union-attr]
         return {name: b.build(view) for name, b in self._builders.items()}
 
     def _update_mask(self) -> None:
-        sim = self.sim
+        sim = self._sim
         assert sim is not None
         mask = self._mask
         if self.mode == "policy":
@@ -555,7 +666,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         return self._mask.copy()
 
     def _info(self, invalid: bool) -> dict[str, Any]:
-        sim = self.sim
+        sim = self._sim
         assert sim is not None
         return {
             "invalid_action": invalid,
@@ -568,7 +679,8 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     # ------------------------------------------------------------ results
     def schedule(self) -> Schedule:
         """The episode's schedule so far, restricted to the window's jobs."""
-        sim = self.sim
+        self._sync()
+        sim = self._sim
         if sim is None:
             raise gym.error.ResetNeeded("call reset() first")
         s = sim.schedule(policy="env")
@@ -591,10 +703,11 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
 
     @property
     def view(self) -> SystemView:
-        """The engine's read-only view of the current episode."""
-        if self.sim is None:
+        """The engine's read-only view of the current episode (reading it: see :attr:`sim`)."""
+        sim = self.sim
+        if sim is None:
             raise gym.error.ResetNeeded("call reset() first")
-        return self.sim.view
+        return sim.view
 
     def render(self) -> str | np.ndarray | None:  # type: ignore[override]
         """The current state in the environment's ``render_mode``.
@@ -612,9 +725,10 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                 "render_mode='rgb_array')"
             )
             return None
-        if self.sim is None:
+        if self._sim is None:
             return None
-        v = self.sim.view
+        self._sync()
+        v = self._sim.view
         if self.render_mode == "ansi":
             m = self.machine
             free = f"{v.free_procs}/{self.trace.procs}"
@@ -626,7 +740,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             return (
                 f"t={v.now:.0f}s decision={self.decision_count} queue={v.queue_length} "
                 f"running={len(v.running)} free={free} "
-                f"done={self.sim.n_done}/{len(self.workload)}"
+                f"done={self._sim.n_done}/{len(self.workload)}"
             )
         n = len(self.workload)
         return render_frame(
@@ -639,7 +753,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             start=v.start,
             prediction=v.prediction,
             max_time_s=self.config.observation.max_time_s,
-            done_fraction=self.sim.n_done / n,
+            done_fraction=self._sim.n_done / n,
             queue_fraction=v.queue_length / n,
         )
 

@@ -37,7 +37,7 @@ def maskable_run(tmp_path_factory: pytest.TempPathFactory) -> TrainResult:
 
 def test_a_maskable_ppo_run_writes_its_models_checkpoints_and_summary(maskable_run) -> None:
     run = maskable_run
-    assert run.vec_env == "DummyVecEnv"
+    assert run.vec_env == "NativeVecEnv"  # --vec auto: the configuration runs compiled
     assert run.steps == 128 and run.invalid_steps == 0  # masked: never an invalid action
     assert sorted(p.name for p in (run.out / "checkpoints").iterdir()) == [
         "model_128_steps.zip",
@@ -125,7 +125,17 @@ def test_the_same_seed_trains_the_same_model(maskable_run, tmp_path: Path) -> No
 def test_ppo_counts_its_invalid_actions_with_two_subprocess_envs_and_logs_them(tmp_path: Path) -> None:
     tb = tmp_path / "tb"
     run = train_ppo.main(
-        [*TINY, "--out", str(tmp_path / "ppo"), "--n-envs", "2", "--tensorboard-log", str(tb)]
+        [
+            *TINY,
+            "--out",
+            str(tmp_path / "ppo"),
+            "--n-envs",
+            "2",
+            "--vec",
+            "subproc",
+            "--tensorboard-log",
+            str(tb),
+        ]
     )
     assert run.vec_env == "SubprocVecEnv"
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
