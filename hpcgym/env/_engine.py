@@ -13,7 +13,7 @@ the whole trace and :class:`EpisodeEngine` reads the window's rows:
   order: a total order restricted to a subset is the subset's order.
 
 The engine is then the one ``Simulator(window, machine, ...)`` builds, array for array
-(``tests/env/test_engine.py``). A window holding a job the machine cannot run takes the
+(``tests/env/test_episode_engine.py``). A window holding a job the machine cannot run takes the
 engine's own path, which raises its error.
 """
 
