@@ -307,7 +307,7 @@ def normalize_text(text: str, workdir: str) -> str:
     timed_table = False  # the report table's last two columns are sim [s] and jobs/s
     for line in text.splitlines():
         stripped = line.strip()
-        if stripped.endswith("sim [s]    jobs/s"):
+        if re.search(r"sim \[s\]\s+jobs/s$", stripped):  # the columns widen with the figures
             timed_table = True
         elif not stripped:
             timed_table = False
