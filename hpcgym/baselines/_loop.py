@@ -45,7 +45,9 @@ from hpcgym.baselines._kernels import (
     load_kernels,
     order_decide,
 )
+from hpcgym.predict import _kernels as pk
 from hpcgym.sim import _kernels as ek
+from hpcgym.sim._alarms import EXPIRE_KEY, arm, expire
 from hpcgym.sim.loop import adopt_loop, compilable, loop_state
 from hpcgym.workloads import Workload
 
@@ -69,14 +71,23 @@ def _next_decision(
     heap_s: np.ndarray,
     heap_j: np.ndarray,
     stop_at: int,
-) -> bool:
+    prediction: np.ndarray,
+    first: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    alarm: np.ndarray,
+    ps: pk.PredictorArrays,
+    log: np.ndarray,
+) -> tuple[bool, np.ndarray]:
     """Handle instants until one is a decision point (True), or the loop must return (False).
 
     It returns False when no event is left (``ctl[C_STATUS]`` is then FINISHED) or once
-    ``stop_at`` jobs have ended (a progress chunk; the status stays RUNNING_ON).
+    ``stop_at`` jobs have ended (a progress chunk; the status stays RUNNING_ON). With the
+    bool, the predictor's revision log (the same array or a larger one).
     """
     n = len(submit)
     o_ended = mem[ek.O_ENDED]
+    hooks = ps.cfg[pk.CFG_KIND] != pk.FIXED
     na = ctl[ek.C_NEXT]
     size = ctl[ek.C_HEAP]
     done = ctl[ek.C_DONE]
@@ -96,19 +107,33 @@ def _next_decision(
             break
         clock[0] = t
         count = 0
-        while size and heap_t[0] == t:  # terminations, in the order they were scheduled
+        # terminations in the order they were scheduled, then expiry alarms (their keys sort after)
+        while size and heap_t[0] == t:
+            key = heap_s[0]
             j = ek.heap_pop(heap_t, heap_s, heap_j, size)
             size -= 1
-            mem[o_ended + count] = j
-            ended[done + count] = j
-            count += 1
+            if key < EXPIRE_KEY:
+                mem[o_ended + count] = j
+                ended[done + count] = j
+                count += 1
+                if hooks:
+                    log = pk.on_end(ps, prediction, log, j, t, t - start[j])
+            elif alarm[j] == t:  # the live alarm (a job's alarm rings before its end)
+                ctl[ek.C_HEAP] = size
+                log = expire(ps, prediction, log, alarm, start, end, heap_t, heap_s, heap_j, ctl, t, j)
+                size = ctl[ek.C_HEAP]
         done += count
         nr -= count
-        first = na
+        arrived = na
         while na < n and submit[na] == t:
             na += 1
-        nq += na - first
-        if ek.instant(mem, count, first, na, nq > 0) and nq:
+        nq += na - arrived
+        fit = ek.instant(mem, count, arrived, na, nq > 0)
+        for j in range(arrived, na):  # the predictor learns of the arrivals after the engine queued them
+            if hooks:
+                pk.on_submit(ps, prediction, j)
+            first[j] = prediction[j]
+        if fit and nq:
             decide = True
             break
     if done == n and not size and na >= n:
@@ -122,7 +147,7 @@ def _next_decision(
         ctl[ek.C_DECISIONS] += 1
         if mem[ek.H_QTOMBS]:
             ek.compact(mem)
-    return decide
+    return decide, log
 
 
 @njit(cache=True, inline="always")
@@ -142,14 +167,23 @@ def _start_decided(
     out: np.ndarray,
     k: int,
     pos: int,
-) -> bool:
-    """Start the decision's ``k`` jobs (``out``) and schedule their ends; False if the loop must stop."""
+    prediction: np.ndarray,
+    alarm: np.ndarray,
+    ps: pk.PredictorArrays,
+    log: np.ndarray,
+) -> tuple[bool, np.ndarray]:
+    """Start the decision's ``k`` jobs (``out``), schedule their ends and arm their alarms.
+
+    Returns False if the loop must stop, and the predictor's revision log.
+    """
     n = len(runtime)
     if not k:
         if not ctl[ek.C_RUNNING] and not ctl[ek.C_HEAP] and ctl[ek.C_NEXT] >= n:
             ctl[ek.C_STATUS] = ek.STALLED
-            return False
-        return True
+            return False, log
+        return True, log
+    hooks = ps.cfg[pk.CFG_KIND] != pk.FIXED
+    corrects = ps.cfg[pk.CFG_CORRECTION] != pk.NO_CORRECTION
     started, code = ek.commit(mem, start, now, out[:k], out[n : n + pos], True)
     ctl[ek.C_WAITING] -= started
     ctl[ek.C_RUNNING] += started
@@ -166,14 +200,22 @@ def _start_decided(
         ek.heap_push(heap_t, heap_s, heap_j, size, e, seq, j)
         size += 1
         seq += 1
+        if hooks:
+            pk.on_start(ps, j)
+        if corrects:  # the expiry alarm, if the job will outlive its prediction
+            ctl[ek.C_HEAP] = size
+            ctl[ek.C_SEQ] = seq
+            log = arm(ps, prediction, log, alarm, start, end, heap_t, heap_s, heap_j, ctl, now, j)
+            size = ctl[ek.C_HEAP]
+            seq = ctl[ek.C_SEQ]
     ctl[ek.C_HEAP] = size
     ctl[ek.C_SEQ] = seq
     if code != ek.OK:
         ctl[ek.C_STATUS] = ek.REFUSED
         ctl[ek.C_REFUSED_AT] = started
         ctl[ek.C_REFUSED_CODE] = code
-        return False
-    return True
+        return False, log
+    return True, log
 
 
 @njit(cache=True)
@@ -200,7 +242,11 @@ def run_loop(
     out: np.ndarray,
     reservation: np.ndarray,
     chunk: int,
-) -> None:
+    first: np.ndarray,
+    alarm: np.ndarray,
+    ps: pk.PredictorArrays,
+    log: np.ndarray,
+) -> np.ndarray:
     """Events and decisions until every job has ended or ``chunk`` more have.
 
     Decisions are :func:`~hpcgym.baselines._kernels.easy_decide`'s (``kind`` :data:`EASY`,
@@ -209,20 +255,32 @@ def run_loop(
     and ``sort``). One loop for both: the first run compiles the engine's kernels into
     it once, not once per kind. ``clock[0]`` is the engine's ``now``; ``ctl`` the counters
     (``hpcgym.sim._kernels.C_*``); ``ended`` receives the jobs in termination order
-    (``ended[:ctl[C_DONE]]``).
+    (``ended[:ctl[C_DONE]]``) and ``first`` every arrival's first prediction. The
+    predictor's hooks are ``ps``'s kernels (:mod:`hpcgym.predict._kernels`), its expiry
+    alarms ``alarm`` (:mod:`hpcgym.sim._alarms`); it returns the revision log ``log``
+    (the same array, or a larger one when it filled up).
     """
     stop_at = ctl[ek.C_DONE] + chunk
     no_order = out[:0]
-    while _next_decision(mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at):
+    while True:
+        decide, log = _next_decision(
+            mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at,
+            prediction, first, start, end, alarm, ps, log,
+        )  # fmt: skip
+        if not decide:
+            break
         now = clock[0]
         if kind == EASY:
             k, pos = easy_decide(mem, prediction, start, now, rule, out, reservation)
         else:
             k, pos = order_decide(mem, prediction, start, now, no_order, every_fit, sort, out)
-        if not _start_decided(
-            mem, now, ctl, runtime, estimate, start, end, killed, heap_t, heap_s, heap_j, kill, out, k, pos
-        ):
+        going, log = _start_decided(
+            mem, now, ctl, runtime, estimate, start, end, killed, heap_t, heap_s, heap_j, kill, out, k, pos,
+            prediction, alarm, ps, log,
+        )  # fmt: skip
+        if not going:
             break
+    return log
 
 
 PROGRESS_CHUNK = 5000
@@ -273,10 +331,11 @@ def run_compiled(
     ctl = st.ctl
     while ctl[ek.C_STATUS] == ek.RUNNING_ON:
         before = int(ctl[ek.C_DONE])
-        run_loop(
+        st.log[0] = run_loop(
             st.mem, st.clock, ctl, st.submit, st.runtime, st.estimate, st.prediction,
             st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
             int(kind), bool(every_fit), int(sort), rule, out, reservation, chunk,
+            st.first_prediction, st.alarm, st.predictor, st.log[0],
         )  # fmt: skip
         if progress is not None:
             progress(int(ctl[ek.C_DONE]) - before)
@@ -294,7 +353,7 @@ def _warm_up(w: Workload) -> None:
         st.mem, st.clock, st.ctl, st.submit, st.runtime, st.estimate, st.prediction,
         st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
         EASY, False, ARRIVAL, (1.0, False, False, False), np.zeros(2 * len(w), dtype=np.int64),
-        np.zeros(RESERVATION_FIELDS), len(w) + 1,
+        np.zeros(RESERVATION_FIELDS), len(w) + 1, st.first_prediction, st.alarm, st.predictor, st.log[0],
     )  # fmt: skip
 
 
