@@ -137,7 +137,7 @@ def empty_arrays(n: int = 0) -> PredictorArrays:
     )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def revise(
     ps: PredictorArrays, pred: np.ndarray, log: np.ndarray, now: float, j: int, value: float
 ) -> np.ndarray:
@@ -161,7 +161,7 @@ def _step(i: int) -> float:
     return MINUTE if i == 1 else 15.0 * MINUTE * 2.0 ** float(i - 2)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def correction(ps: PredictorArrays, j: int, old: float) -> float:
     """``CorrectionSteps.next``: the corrected prediction of ``j``, which outlived ``old``; counts it."""
     c = ps.count[j] + 1
@@ -181,7 +181,7 @@ def correction(ps: PredictorArrays, j: int, old: float) -> float:
     return old + _step(i)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def predict(ps: PredictorArrays, j: int) -> float:
     """``UserHistory.predict``: what the history known now predicts for ``j``."""
     cfg = ps.cfg
@@ -230,7 +230,7 @@ def predict(ps: PredictorArrays, j: int) -> float:
     return est
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def on_submit(ps: PredictorArrays, pred: np.ndarray, j: int) -> None:
     """``UserHistory.on_submit``: ``j`` waits (propagation) and gets its prediction."""
     if ps.cfg[CFG_PROPAGATE]:
@@ -246,7 +246,7 @@ def on_submit(ps: PredictorArrays, pred: np.ndarray, j: int) -> None:
     pred[j] = predict(ps, j)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def on_start(ps: PredictorArrays, j: int) -> None:
     """``UserHistory.on_start``: ``j`` no longer waits (propagation)."""
     if ps.cfg[CFG_PROPAGATE]:
@@ -265,7 +265,7 @@ def on_start(ps: PredictorArrays, j: int) -> None:
         ps.wnext[j] = _NONE
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _remember(ps: PredictorArrays, j: int, runtime: float, est: float) -> bool:
     """Add terminated job ``j`` to its window, oldest first, ``k`` at most (``UserHistory.on_end``).
 
@@ -310,7 +310,7 @@ def _remember(ps: PredictorArrays, j: int, runtime: float, est: float) -> bool:
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def on_end(
     ps: PredictorArrays, pred: np.ndarray, log: np.ndarray, j: int, now: float, runtime: float
 ) -> np.ndarray:

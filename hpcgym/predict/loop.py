@@ -75,7 +75,7 @@ def loop_predictor(predictor: Predictor, n: int) -> pk.PredictorArrays | None:
         ps.cfg[pk.CFG_CORRECTION] = pk.CORRECTION_MODES[mode]
         return ps
     c = history.config
-    _, user = np.unique(np.asarray(history._user, dtype=np.int64), return_inverse=True)
+    _, user = np.unique(np.asarray(history.workload.user, dtype=np.int64), return_inverse=True)
     user = user.reshape(-1).astype(np.int64)
     users = int(user.max()) + 1 if n else 0
     if c.type == "extended":  # a window per (user, estimate)
@@ -156,7 +156,7 @@ def adopt_predictor(predictor: Predictor, ps: pk.PredictorArrays, log: np.ndarra
 def _adopt_history(history: UserHistory, ps: pk.PredictorArrays, arrived: int) -> None:
     """A user history's windows, ratios, termination count and waiting jobs (of ``arrived`` submissions)."""
     k = int(ps.cfg[pk.CFG_K])
-    users = np.asarray(history._user, dtype=np.int64)
+    users = np.asarray(history.workload.user, dtype=np.int64)  # the ids of history._user
     first = np.full(len(ps.wlen), -1, dtype=np.int64)  # a job of each window: its key
     first[ps.win[::-1]] = np.arange(len(ps.win))[::-1]
     extended = ps.cfg[pk.CFG_TYPE] == pk.TYPE_EXTENDED

@@ -24,7 +24,7 @@ EXPIRE_KEY = 1 << 62
 """Added to an alarm's sequence number: its heap key sorts after every termination's."""
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def arm(
     ps: pk.PredictorArrays,
     pred: np.ndarray,
@@ -65,7 +65,7 @@ def arm(
         log = pk.revise(ps, pred, log, now, j, new)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def expire(
     ps: pk.PredictorArrays,
     pred: np.ndarray,
