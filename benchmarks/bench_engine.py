@@ -6,8 +6,8 @@ just before (:func:`cartpole_rate`): a yardstick that moves with the machine, so
 of different machines and loads compare. On the full SDSC-SP2 log the built-in
 dispatchers are timed on both paths of the engine, the compiled event loop (the default,
 :mod:`hpcgym.baselines._loop`) and the Python loop (``Simulator.run(compiled=False)``),
-in the same run, with their ratio; EASY++ (whose predictor revises predictions) takes the
-Python loop.
+in the same run, with their ratio: FCFS, EASY, and EASY++ (whose user-history predictor
+and prediction correction run in the compiled loop as kernels).
 
 ``make bench`` calls :func:`run`. Run directly, it times one preset with one predictor on
 one trace, e.g. EASY++ (whose predictor revises running jobs' predictions)::
@@ -103,7 +103,7 @@ def run(traces: Path) -> list[dict]:
         for policy in ("fcfs", "easy", *(("easy++",) if both else ())):
             fast = time_policy(w, policy)
             rows.append(fast)
-            if both and policy != "easy++":
+            if both:
                 slow = time_policy(w, policy, compiled=False)
                 fast["python_loop_ratio"] = slow["run_seconds"] / fast["run_seconds"]
                 rows.append(slow)

@@ -1,28 +1,31 @@
-"""The whole event loop of a run in compiled code, for the built-in dispatchers.
+"""The whole event loop of a run in compiled code, for the built-in dispatchers and predictors.
 
 :meth:`hpcgym.sim.Simulator.run` returns to Python at every event instant and every
 decision: the predictor's hooks, the dispatcher's ``__call__`` and the heap of events
 are Python. When none of them does anything Python must see -- a reference dispatcher
-of this module's families and a predictor whose predictions are fixed when the run
-starts (:attr:`hpcgym.predict.Predictor.fixed`: W, R, and any predictor that only sets
-its ``prediction`` array in ``reset``) -- :func:`run_loop` replays the
-run in one compiled call instead, on the engine's own
-buffer and with the very kernels the Python path calls, in the same order:
+of this module's families and a built-in predictor (:func:`hpcgym.predict.loop.runs_compiled`:
+W, R, any predictor that only sets its ``prediction`` array in ``reset``, 004's user
+history in any configuration, prediction correction on top of them) -- :func:`run_loop`
+replays the run in one compiled call instead, on the engine's own buffer and with the
+very kernels the Python path calls, in the same order:
 
-* an instant is the earliest of the next termination and the next submission;
-  terminations at one instant are taken in the order they were scheduled (end time,
-  then start order: the Python heap's ``(time, kind, seq, job)`` order, as only ends
-  are in it), then the arrivals, then :func:`hpcgym.sim._kernels.instant`;
+* an instant is the earliest of the next event and the next submission; its
+  terminations are taken in the order they were scheduled (the predictor's ``on_end``
+  at each), then its live expiry alarms (a correction, then the next alarm:
+  :mod:`hpcgym.sim._alarms`) -- the Python heap's ``(time, kind, seq, job)`` order --,
+  then the arrivals, :func:`hpcgym.sim._kernels.instant`, and the predictor's
+  ``on_submit`` of each arrival (:mod:`hpcgym.predict._kernels`);
 * a decision is made when the queue is non-empty and a waiting job fits
   (``every_event`` dispatchers stay on the Python path); its jobs start through
   :func:`hpcgym.sim._kernels.commit` with the kernel's placements; a started job ends
-  at start + run time (its estimate if ``kill_at_estimate`` and shorter).
+  at start + run time (its estimate if ``kill_at_estimate`` and shorter), then the
+  predictor's ``on_start`` and, if it corrects, the job's expiry alarm.
 
-The schedule, placements, decision count and every column of the
+The schedule, placements, decision count, prediction log and every column of the
 :class:`~hpcgym.sim.Schedule` are therefore bit for bit those of the Python path
 (``tests/baselines/test_loop.py`` compares the two on random workloads and machines,
 ``tests/test_golden.py`` against the recorded schedules). The events are a binary heap
-of three arrays keyed on (time, sequence number), not Python tuples.
+of three arrays keyed on (time, key), not Python tuples.
 
 The loop returns every ``chunk`` finished jobs (a progress bar then moves) and when a
 decision went wrong (a placement the engine refuses, or nothing started with an idle
