@@ -49,9 +49,10 @@ from hpcgym.baselines._kernels import (
     order_decide,
 )
 from hpcgym.predict import _kernels as pk
+from hpcgym.predict.loop import runs_compiled
 from hpcgym.sim import _kernels as ek
 from hpcgym.sim._alarms import EXPIRE_KEY, arm, expire
-from hpcgym.sim.loop import adopt_loop, compilable, loop_state
+from hpcgym.sim.loop import adopt_loop, compilable, loop_state, predicting
 from hpcgym.workloads import Workload
 
 if TYPE_CHECKING:
@@ -74,6 +75,173 @@ def _next_decision(
     heap_s: np.ndarray,
     heap_j: np.ndarray,
     stop_at: int,
+) -> bool:
+    """Handle instants until one is a decision point (True), or the loop must return (False).
+
+    It returns False when no event is left (``ctl[C_STATUS]`` is then FINISHED) or once
+    ``stop_at`` jobs have ended (a progress chunk; the status stays RUNNING_ON).
+    """
+    n = len(submit)
+    o_ended = mem[ek.O_ENDED]
+    na = ctl[ek.C_NEXT]
+    size = ctl[ek.C_HEAP]
+    done = ctl[ek.C_DONE]
+    nq = ctl[ek.C_WAITING]
+    nr = ctl[ek.C_RUNNING]
+    decide = False
+    while done < stop_at:
+        # the next instant
+        if size:
+            t = heap_t[0]
+            if na < n and submit[na] < t:
+                t = submit[na]
+        elif na < n:
+            t = submit[na]
+        else:
+            ctl[ek.C_STATUS] = ek.FINISHED
+            break
+        clock[0] = t
+        count = 0
+        while size and heap_t[0] == t:  # terminations, in the order they were scheduled
+            j = ek.heap_pop(heap_t, heap_s, heap_j, size)
+            size -= 1
+            mem[o_ended + count] = j
+            ended[done + count] = j
+            count += 1
+        done += count
+        nr -= count
+        first = na
+        while na < n and submit[na] == t:
+            na += 1
+        nq += na - first
+        if ek.instant(mem, count, first, na, nq > 0) and nq:
+            decide = True
+            break
+    if done == n and not size and na >= n:
+        ctl[ek.C_STATUS] = ek.FINISHED
+    ctl[ek.C_NEXT] = na
+    ctl[ek.C_HEAP] = size
+    ctl[ek.C_DONE] = done
+    ctl[ek.C_WAITING] = nq
+    ctl[ek.C_RUNNING] = nr
+    if decide:
+        ctl[ek.C_DECISIONS] += 1
+        if mem[ek.H_QTOMBS]:
+            ek.compact(mem)
+    return decide
+
+
+@njit(cache=True, inline="always")
+def _start_decided(
+    mem: np.ndarray,
+    now: float,
+    ctl: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    killed: np.ndarray,
+    heap_t: np.ndarray,
+    heap_s: np.ndarray,
+    heap_j: np.ndarray,
+    kill: bool,
+    out: np.ndarray,
+    k: int,
+    pos: int,
+) -> bool:
+    """Start the decision's ``k`` jobs (``out``) and schedule their ends; False if the loop must stop."""
+    n = len(runtime)
+    if not k:
+        if not ctl[ek.C_RUNNING] and not ctl[ek.C_HEAP] and ctl[ek.C_NEXT] >= n:
+            ctl[ek.C_STATUS] = ek.STALLED
+            return False
+        return True
+    started, code = ek.commit(mem, start, now, out[:k], out[n : n + pos], True)
+    ctl[ek.C_WAITING] -= started
+    ctl[ek.C_RUNNING] += started
+    size = ctl[ek.C_HEAP]
+    seq = ctl[ek.C_SEQ]
+    for i in range(started):
+        j = out[i]
+        run = runtime[j]
+        if kill and run > estimate[j]:
+            run = estimate[j]
+            killed[j] = True
+        e = now + run
+        end[j] = e
+        ek.heap_push(heap_t, heap_s, heap_j, size, e, seq, j)
+        size += 1
+        seq += 1
+    ctl[ek.C_HEAP] = size
+    ctl[ek.C_SEQ] = seq
+    if code != ek.OK:
+        ctl[ek.C_STATUS] = ek.REFUSED
+        ctl[ek.C_REFUSED_AT] = started
+        ctl[ek.C_REFUSED_CODE] = code
+        return False
+    return True
+
+
+@njit(cache=True)
+def run_loop(
+    mem: np.ndarray,
+    clock: np.ndarray,
+    ctl: np.ndarray,
+    submit: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    prediction: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    killed: np.ndarray,
+    ended: np.ndarray,
+    heap_t: np.ndarray,
+    heap_s: np.ndarray,
+    heap_j: np.ndarray,
+    kill: bool,
+    kind: int,
+    every_fit: bool,
+    sort: int,
+    rule: tuple[float, bool, bool, bool],
+    out: np.ndarray,
+    reservation: np.ndarray,
+    chunk: int,
+) -> None:
+    """Events and decisions until every job has ended or ``chunk`` more have.
+
+    Decisions are :func:`~hpcgym.baselines._kernels.easy_decide`'s (``kind`` :data:`EASY`,
+    with ``rule`` and ``reservation``) or
+    :func:`~hpcgym.baselines._kernels.order_decide`'s (:data:`ORDER`, with ``every_fit``
+    and ``sort``). One loop for both: the first run compiles the engine's kernels into
+    it once, not once per kind. ``clock[0]`` is the engine's ``now``; ``ctl`` the counters
+    (``hpcgym.sim._kernels.C_*``); ``ended`` receives the jobs in termination order
+    (``ended[:ctl[C_DONE]]``).
+    """
+    stop_at = ctl[ek.C_DONE] + chunk
+    no_order = out[:0]
+    while _next_decision(mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at):
+        now = clock[0]
+        if kind == EASY:
+            k, pos = easy_decide(mem, prediction, start, now, rule, out, reservation)
+        else:
+            k, pos = order_decide(mem, prediction, start, now, no_order, every_fit, sort, out)
+        if not _start_decided(
+            mem, now, ctl, runtime, estimate, start, end, killed, heap_t, heap_s, heap_j, kill, out, k, pos
+        ):
+            break
+
+
+@njit(cache=True, inline="always")
+def _next_decision_predicting(
+    mem: np.ndarray,
+    clock: np.ndarray,
+    ctl: np.ndarray,
+    submit: np.ndarray,
+    ended: np.ndarray,
+    heap_t: np.ndarray,
+    heap_s: np.ndarray,
+    heap_j: np.ndarray,
+    stop_at: int,
     prediction: np.ndarray,
     first: np.ndarray,
     start: np.ndarray,
@@ -82,11 +250,9 @@ def _next_decision(
     ps: pk.PredictorArrays,
     log: np.ndarray,
 ) -> tuple[bool, np.ndarray]:
-    """Handle instants until one is a decision point (True), or the loop must return (False).
+    """:func:`_next_decision` with the predictor's hooks and expiry alarms.
 
-    It returns False when no event is left (``ctl[C_STATUS]`` is then FINISHED) or once
-    ``stop_at`` jobs have ended (a progress chunk; the status stays RUNNING_ON). With the
-    bool, the predictor's revision log (the same array or a larger one).
+    With the bool, the predictor's revision log (the same array or a larger one).
     """
     n = len(submit)
     o_ended = mem[ek.O_ENDED]
@@ -154,7 +320,7 @@ def _next_decision(
 
 
 @njit(cache=True, inline="always")
-def _start_decided(
+def _start_decided_predicting(
     mem: np.ndarray,
     now: float,
     ctl: np.ndarray,
@@ -222,7 +388,7 @@ def _start_decided(
 
 
 @njit(cache=True)
-def run_loop(
+def run_loop_predicting(
     mem: np.ndarray,
     clock: np.ndarray,
     ctl: np.ndarray,
@@ -250,23 +416,19 @@ def run_loop(
     ps: pk.PredictorArrays,
     log: np.ndarray,
 ) -> np.ndarray:
-    """Events and decisions until every job has ended or ``chunk`` more have.
+    """:func:`run_loop` with a predictor whose hooks run as kernels.
 
-    Decisions are :func:`~hpcgym.baselines._kernels.easy_decide`'s (``kind`` :data:`EASY`,
-    with ``rule`` and ``reservation``) or
-    :func:`~hpcgym.baselines._kernels.order_decide`'s (:data:`ORDER`, with ``every_fit``
-    and ``sort``). One loop for both: the first run compiles the engine's kernels into
-    it once, not once per kind. ``clock[0]`` is the engine's ``now``; ``ctl`` the counters
-    (``hpcgym.sim._kernels.C_*``); ``ended`` receives the jobs in termination order
-    (``ended[:ctl[C_DONE]]``) and ``first`` every arrival's first prediction. The
-    predictor's hooks are ``ps``'s kernels (:mod:`hpcgym.predict._kernels`), its expiry
-    alarms ``alarm`` (:mod:`hpcgym.sim._alarms`); it returns the revision log ``log``
-    (the same array, or a larger one when it filled up).
+    ``first`` receives every arrival's first prediction. The predictor's hooks are
+    ``ps``'s kernels (:mod:`hpcgym.predict._kernels`), its expiry alarms ``alarm``
+    (:mod:`hpcgym.sim._alarms`); it returns the revision log ``log`` (the same array, or
+    a larger one when it filled up). A loop of its own, compiled only when a run has
+    such a predictor: the hooks would cost every FCFS or EASY run with W a longer first
+    compilation (about 15-20 s of CPU more for the loop).
     """
     stop_at = ctl[ek.C_DONE] + chunk
     no_order = out[:0]
     while True:
-        decide, log = _next_decision(
+        decide, log = _next_decision_predicting(
             mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at,
             prediction, first, start, end, alarm, ps, log,
         )  # fmt: skip
@@ -277,13 +439,24 @@ def run_loop(
             k, pos = easy_decide(mem, prediction, start, now, rule, out, reservation)
         else:
             k, pos = order_decide(mem, prediction, start, now, no_order, every_fit, sort, out)
-        going, log = _start_decided(
+        going, log = _start_decided_predicting(
             mem, now, ctl, runtime, estimate, start, end, killed, heap_t, heap_s, heap_j, kill, out, k, pos,
             prediction, alarm, ps, log,
         )  # fmt: skip
         if not going:
             break
     return log
+
+
+def load_loop(view: Any) -> None:
+    """Load the compiled loop a run on ``view``'s engine takes: with the predictor's hooks, or without.
+
+    The dispatchers call it in ``reset``, so loading (or, the first time, compiling) is not
+    part of a run's clock.
+    """
+    predictor = getattr(getattr(view, "_sim", None), "predictor", None)
+    hooks = predictor is not None and not predictor.fixed and runs_compiled(predictor)
+    load_kernels("loop-predicting" if hooks else "loop")
 
 
 PROGRESS_CHUNK = 5000
@@ -324,8 +497,9 @@ def run_compiled(
     """
     if not compilable(sim):
         return False
-    load_kernels("loop")
     st = loop_state(sim)
+    hooks = predicting(st)
+    load_kernels("loop-predicting" if hooks else "loop")
     n = len(st.submit)
     chunk = PROGRESS_CHUNK if progress is not None else n + 1
     if reservation is None:
@@ -334,12 +508,19 @@ def run_compiled(
     ctl = st.ctl
     while ctl[ek.C_STATUS] == ek.RUNNING_ON:
         before = int(ctl[ek.C_DONE])
-        st.log[0] = run_loop(
-            st.mem, st.clock, ctl, st.submit, st.runtime, st.estimate, st.prediction,
-            st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
-            int(kind), bool(every_fit), int(sort), rule, out, reservation, chunk,
-            st.first_prediction, st.alarm, st.predictor, st.log[0],
-        )  # fmt: skip
+        if hooks:
+            st.log[0] = run_loop_predicting(
+                st.mem, st.clock, ctl, st.submit, st.runtime, st.estimate, st.prediction,
+                st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
+                int(kind), bool(every_fit), int(sort), rule, out, reservation, chunk,
+                st.first_prediction, st.alarm, st.predictor, st.log[0],
+            )  # fmt: skip
+        else:
+            run_loop(
+                st.mem, st.clock, ctl, st.submit, st.runtime, st.estimate, st.prediction,
+                st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
+                int(kind), bool(every_fit), int(sort), rule, out, reservation, chunk,
+            )  # fmt: skip
         if progress is not None:
             progress(int(ctl[ek.C_DONE]) - before)
     adopt_loop(sim, st, name)
@@ -356,8 +537,24 @@ def _warm_up(w: Workload) -> None:
         st.mem, st.clock, st.ctl, st.submit, st.runtime, st.estimate, st.prediction,
         st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
         EASY, False, ARRIVAL, (1.0, False, False, False), np.zeros(2 * len(w), dtype=np.int64),
+        np.zeros(RESERVATION_FIELDS), len(w) + 1,
+    )  # fmt: skip
+
+
+def _warm_up_predicting(w: Workload) -> None:
+    """Call :func:`run_loop_predicting` with the types a run passes (see :data:`LOOPS`)."""
+    from hpcgym.predict import Corrected, UserHistory
+    from hpcgym.sim import Simulator
+
+    st = loop_state(Simulator(w, predictor=Corrected(UserHistory())))
+    loop: Any = run_loop_predicting
+    loop(
+        st.mem, st.clock, st.ctl, st.submit, st.runtime, st.estimate, st.prediction,
+        st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
+        EASY, False, ARRIVAL, (1.0, False, False, False), np.zeros(2 * len(w), dtype=np.int64),
         np.zeros(RESERVATION_FIELDS), len(w) + 1, st.first_prediction, st.alarm, st.predictor, st.log[0],
     )  # fmt: skip
 
 
 LOOPS["loop"] = (run_loop, _warm_up)
+LOOPS["loop-predicting"] = (run_loop_predicting, _warm_up_predicting)

@@ -96,7 +96,7 @@ class PredictorArrays(NamedTuple):
             fallback); ``rcnt`` 0 if none.
         wnext, wprev, whead, wtail: every user's waiting jobs in submission order, a
             doubly linked list (propagation only), -1 at the ends.
-        count, beyond: every job's corrections, and those beyond its estimate.
+        corrected, beyond: every job's corrections, and those beyond its estimate.
         memo_e, memo_p, scratch: working space (a propagation's predictions per estimate,
             a median's sorted run times).
     """
@@ -116,7 +116,7 @@ class PredictorArrays(NamedTuple):
     wprev: np.ndarray
     whead: np.ndarray
     wtail: np.ndarray
-    count: np.ndarray
+    corrected: np.ndarray
     beyond: np.ndarray
     memo_e: np.ndarray
     memo_p: np.ndarray
@@ -132,7 +132,7 @@ def empty_arrays(n: int = 0) -> PredictorArrays:
         cnt=np.zeros(CNT_FIELDS, dtype=np.int64),
         est=np.zeros(n),
         user=i0, win=i0, wlen=i0, wkeys=i0, wruns=f0, wests=f0, rsum=f0, rcnt=f0,
-        wnext=i0, wprev=i0, whead=i0, wtail=i0, count=i0, beyond=i0,
+        wnext=i0, wprev=i0, whead=i0, wtail=i0, corrected=i0, beyond=i0,
         memo_e=np.zeros(MEMO), memo_p=np.zeros(MEMO), scratch=f0,
     )  # fmt: skip
 
@@ -164,8 +164,8 @@ def _step(i: int) -> float:
 @njit(cache=True, inline="always")
 def correction(ps: PredictorArrays, j: int, old: float) -> float:
     """``CorrectionSteps.next``: the corrected prediction of ``j``, which outlived ``old``; counts it."""
-    c = ps.count[j] + 1
-    ps.count[j] = c
+    c = ps.corrected[j] + 1
+    ps.corrected[j] = c
     est = ps.est[j]
     mode = ps.cfg[CFG_CORRECTION]
     if mode == GRADUAL:

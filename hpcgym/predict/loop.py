@@ -70,7 +70,7 @@ def loop_predictor(predictor: Predictor, n: int) -> pk.PredictorArrays | None:
     est = np.array(predictor.estimate, dtype=np.float64)
     if history is None:  # a fixed predictor, corrected
         ps = pk.empty_arrays(n)._replace(
-            est=est, count=np.zeros(n, dtype=np.int64), beyond=np.zeros(n, dtype=np.int64)
+            est=est, corrected=np.zeros(n, dtype=np.int64), beyond=np.zeros(n, dtype=np.int64)
         )
         ps.cfg[pk.CFG_CORRECTION] = pk.CORRECTION_MODES[mode]
         return ps
@@ -112,7 +112,7 @@ def loop_predictor(predictor: Predictor, n: int) -> pk.PredictorArrays | None:
         wprev=np.full(n if propagate else 0, -1, dtype=np.int64),
         whead=np.full(users if propagate else 0, -1, dtype=np.int64),
         wtail=np.full(users if propagate else 0, -1, dtype=np.int64),
-        count=np.zeros(n, dtype=np.int64),
+        corrected=np.zeros(n, dtype=np.int64),
         beyond=np.zeros(n, dtype=np.int64),
         memo_e=np.zeros(pk.MEMO),
         memo_p=np.zeros(pk.MEMO),
@@ -145,7 +145,7 @@ def adopt_predictor(predictor: Predictor, ps: pk.PredictorArrays, log: np.ndarra
         )
     steps = _steps(predictor)
     if steps is not None and ps.cfg[pk.CFG_CORRECTION] != pk.NO_CORRECTION:
-        for counter, counts in ((steps._count, ps.count), (steps._beyond, ps.beyond)):
+        for counter, counts in ((steps._count, ps.corrected), (steps._beyond, ps.beyond)):
             jobs = np.flatnonzero(counts)
             counter.update(zip(jobs.tolist(), counts[jobs].tolist(), strict=True))
     if ps.cfg[pk.CFG_KIND] == pk.HISTORY:

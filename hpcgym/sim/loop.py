@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from hpcgym.common.errors import InvalidDecisionError
-from hpcgym.predict._kernels import PredictorArrays
+from hpcgym.predict._kernels import CFG_CORRECTION, CFG_KIND, FIXED, NO_CORRECTION, PredictorArrays
 from hpcgym.predict.loop import adopt_predictor, loop_predictor, runs_compiled
 from hpcgym.sim import _kernels as ek
 from hpcgym.sim._alarms import EXPIRE_KEY
@@ -89,6 +89,12 @@ def compilable(sim: Simulator) -> bool:
         and not sim._next_arrival
         and len(sim.workload) > 0
     )
+
+
+def predicting(state: LoopState) -> bool:
+    """Whether the loop must run the predictor's hooks or expiry alarms (not a fixed predictor alone)."""
+    cfg = state.predictor.cfg
+    return bool(cfg[CFG_KIND] != FIXED or cfg[CFG_CORRECTION] != NO_CORRECTION)
 
 
 def loop_state(sim: Simulator) -> LoopState:
@@ -159,6 +165,9 @@ def adopt_loop(sim: Simulator, state: LoopState, name: str) -> None:
     sim._events = events
     live = np.flatnonzero(~np.isnan(state.alarm))
     sim._alarm = dict(zip(live.tolist(), state.alarm[live].tolist(), strict=True))
+    if not predicting(state):  # what a fixed predictor showed at each submission (the loop without hooks)
+        arrived = sim._next_arrival
+        sim.first_prediction[:arrived] = state.prediction[:arrived]
     if state.prediction is not sim.predictor.prediction and not sim.predictor.fixed:
         sim.predictor.prediction[:] = state.prediction  # the loop changed a converted copy
     adopt_predictor(sim.predictor, state.predictor, state.log[0], sim._next_arrival)
