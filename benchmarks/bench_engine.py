@@ -6,13 +6,15 @@ just before (:func:`cartpole_rate`): a yardstick that moves with the machine, so
 of different machines and loads compare. On the full SDSC-SP2 log the built-in
 dispatchers are timed on both paths of the engine, the compiled event loop (the default,
 :mod:`hpcgym.baselines._loop`) and the Python loop (``Simulator.run(compiled=False)``),
-in the same run, with their ratio; EASY++ (whose predictor revises predictions) takes the
-Python loop.
+in the same run, with their ratio: FCFS, EASY, and EASY++ (whose user-history predictor
+and prediction correction run in the compiled loop as kernels).
 
 ``make bench`` calls :func:`run`. Run directly, it times one preset with one predictor on
 one trace, e.g. EASY++ (whose predictor revises running jobs' predictions)::
 
     python benchmarks/bench_engine.py --policy easy++ --trace path/to/SDSC-SP2-1998-4.2-cln.swf.gz
+
+``--easypp-parts`` times where EASY++'s compiled run goes instead (:func:`easypp_parts`).
 """
 
 from __future__ import annotations
@@ -84,6 +86,48 @@ def time_policy(
     }
 
 
+def easypp_parts(workload, repeats: int = REPEATS) -> list[dict]:
+    """EASY++'s compiled run taken apart, each the best of ``repeats`` warm runs (in-process seconds).
+
+    Three runs: EASY-SJBF with W (no predictor hooks); EASY++'s own first predictions
+    as a fixed predictor with correction on top (EASY++'s schedule without the user
+    history's kernels); EASY++ itself. The difference of the last two is what the user
+    history's kernels cost in the loop.
+    """
+    from hpcgym.predict import Corrected, Predictor
+
+    first = (
+        Simulator(workload, predictor=preset_predictor("easy++")).run(make_policy("easy++")).first_prediction
+    )
+
+    class FirstPredictions(Predictor):
+        def reset(self, w) -> None:  # type: ignore[no-untyped-def]
+            super().reset(w)
+            self.prediction = first.copy()
+
+    cases = (
+        ("easy-sjbf with W", "easy-sjbf", lambda: preset_predictor("easy-sjbf")),
+        ("easy++ first predictions, fixed, + pcor", "easy++", lambda: Corrected(FirstPredictions())),
+        ("easy++ (user-avg+pcor)", "easy++", lambda: preset_predictor("easy++")),
+    )
+    rows = []
+    for what, policy, predictor in cases:
+        secs = []
+        for i in range(repeats + 1):
+            s = Simulator(workload, predictor=predictor()).run(make_policy(policy), progress=False)
+            if i:
+                secs.append(s.sim_seconds)
+        rows.append(
+            {
+                "what": what,
+                "sim_seconds": min(secs),
+                "decisions": s.decisions,
+                "revisions": len(s.prediction_changes),
+            }
+        )
+    return rows
+
+
 def present_traces(traces: Path, names: Iterable[str | tuple[str, int | None]]) -> Iterator[Workload]:
     """Each named trace (or ``(name, procs)``) found in ``traces``, read; a line for each absent one."""
     for entry in names:
@@ -103,7 +147,7 @@ def run(traces: Path) -> list[dict]:
         for policy in ("fcfs", "easy", *(("easy++",) if both else ())):
             fast = time_policy(w, policy)
             rows.append(fast)
-            if both and policy != "easy++":
+            if both:
                 slow = time_policy(w, policy, compiled=False)
                 fast["python_loop_ratio"] = slow["run_seconds"] / fast["run_seconds"]
                 rows.append(slow)
@@ -120,12 +164,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--policy", default="easy", help="dispatcher preset (default: easy)")
     ap.add_argument("--predictor", default=None, help="predictor name (default: the preset's own)")
     ap.add_argument("--repeats", type=int, default=REPEATS, help=f"timed runs (default {REPEATS})")
+    ap.add_argument("--easypp-parts", action="store_true", help="time EASY++'s compiled run taken apart")
     args = ap.parse_args(argv)
     if args.repeats < 1:
         ap.error("--repeats must be positive")
     from hpcgym.workloads import default_trace_path
 
     w = read_swf(args.trace if args.trace is not None else default_trace_path(), procs=args.procs)
+    if args.easypp_parts:
+        for row in easypp_parts(w, args.repeats):
+            print(json.dumps(row))
+        return 0
     rate = cartpole_rate()
     row = time_policy(w, args.policy, args.predictor, args.repeats)
     row["cartpole_steps"] = row["run_seconds"] * rate

@@ -695,7 +695,7 @@ def easy_decide_order(
     return easy_kernel(nodes_of(mem), jobs, state, rule, out_jobs, out_nodes, reservation, work)
 
 
-FAMILIES = ("order", "prb", "easy", "easy-first", "easy-order", "loop")
+FAMILIES = ("order", "prb", "easy", "easy-first", "easy-order", "loop", "loop-predicting")
 """The kernel families :func:`load_kernels` knows: one entry point each (see :func:`entry_points`)."""
 
 _loaded: set[str] = set()

@@ -1,28 +1,31 @@
-"""The whole event loop of a run in compiled code, for the built-in dispatchers.
+"""The whole event loop of a run in compiled code, for the built-in dispatchers and predictors.
 
 :meth:`hpcgym.sim.Simulator.run` returns to Python at every event instant and every
 decision: the predictor's hooks, the dispatcher's ``__call__`` and the heap of events
 are Python. When none of them does anything Python must see -- a reference dispatcher
-of this module's families and a predictor whose predictions are fixed when the run
-starts (:attr:`hpcgym.predict.Predictor.fixed`: W, R, and any predictor that only sets
-its ``prediction`` array in ``reset``) -- :func:`run_loop` replays the
-run in one compiled call instead, on the engine's own
-buffer and with the very kernels the Python path calls, in the same order:
+of this module's families and a built-in predictor (:func:`hpcgym.predict.loop.runs_compiled`:
+W, R, any predictor that only sets its ``prediction`` array in ``reset``, 004's user
+history in any configuration, prediction correction on top of them) -- :func:`run_loop`
+replays the run in one compiled call instead, on the engine's own buffer and with the
+very kernels the Python path calls, in the same order:
 
-* an instant is the earliest of the next termination and the next submission;
-  terminations at one instant are taken in the order they were scheduled (end time,
-  then start order: the Python heap's ``(time, kind, seq, job)`` order, as only ends
-  are in it), then the arrivals, then :func:`hpcgym.sim._kernels.instant`;
+* an instant is the earliest of the next event and the next submission; its
+  terminations are taken in the order they were scheduled (the predictor's ``on_end``
+  at each), then its live expiry alarms (a correction, then the next alarm:
+  :mod:`hpcgym.sim._alarms`) -- the Python heap's ``(time, kind, seq, job)`` order --,
+  then the arrivals, :func:`hpcgym.sim._kernels.instant`, and the predictor's
+  ``on_submit`` of each arrival (:mod:`hpcgym.predict._kernels`);
 * a decision is made when the queue is non-empty and a waiting job fits
   (``every_event`` dispatchers stay on the Python path); its jobs start through
   :func:`hpcgym.sim._kernels.commit` with the kernel's placements; a started job ends
-  at start + run time (its estimate if ``kill_at_estimate`` and shorter).
+  at start + run time (its estimate if ``kill_at_estimate`` and shorter), then the
+  predictor's ``on_start`` and, if it corrects, the job's expiry alarm.
 
-The schedule, placements, decision count and every column of the
+The schedule, placements, decision count, prediction log and every column of the
 :class:`~hpcgym.sim.Schedule` are therefore bit for bit those of the Python path
 (``tests/baselines/test_loop.py`` compares the two on random workloads and machines,
 ``tests/test_golden.py`` against the recorded schedules). The events are a binary heap
-of three arrays keyed on (time, sequence number), not Python tuples.
+of three arrays keyed on (time, key), not Python tuples.
 
 The loop returns every ``chunk`` finished jobs (a progress bar then moves) and when a
 decision went wrong (a placement the engine refuses, or nothing started with an idle
@@ -46,8 +49,11 @@ from hpcgym.baselines._kernels import (
     order_decide,
 )
 from hpcgym.common._views import borrowed
+from hpcgym.predict import _kernels as pk
+from hpcgym.predict.loop import runs_compiled
 from hpcgym.sim import _kernels as ek
-from hpcgym.sim.loop import adopt_loop, compilable, loop_state
+from hpcgym.sim._alarms import EXPIRE_KEY, arm, expire
+from hpcgym.sim.loop import adopt_loop, compilable, loop_state, predicting
 from hpcgym.workloads import Workload
 
 if TYPE_CHECKING:
@@ -247,6 +253,241 @@ def run_loop(
             break
 
 
+@njit(cache=True, inline="always")
+def _next_decision_predicting(
+    mem: np.ndarray,
+    clock: np.ndarray,
+    ctl: np.ndarray,
+    submit: np.ndarray,
+    ended: np.ndarray,
+    heap_t: np.ndarray,
+    heap_s: np.ndarray,
+    heap_j: np.ndarray,
+    stop_at: int,
+    prediction: np.ndarray,
+    first: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    alarm: np.ndarray,
+    ps: pk.PredictorArrays,
+    log: np.ndarray,
+) -> tuple[bool, np.ndarray]:
+    """:func:`_next_decision` with the predictor's hooks and expiry alarms.
+
+    With the bool, the predictor's revision log (the same array or a larger one).
+    """
+    n = len(submit)
+    o_ended = mem[ek.O_ENDED]
+    hooks = ps.cfg[pk.CFG_KIND] != pk.FIXED
+    na = ctl[ek.C_NEXT]
+    size = ctl[ek.C_HEAP]
+    done = ctl[ek.C_DONE]
+    nq = ctl[ek.C_WAITING]
+    nr = ctl[ek.C_RUNNING]
+    decide = False
+    while done < stop_at:
+        # the next instant
+        if size:
+            t = heap_t[0]
+            if na < n and submit[na] < t:
+                t = submit[na]
+        elif na < n:
+            t = submit[na]
+        else:
+            ctl[ek.C_STATUS] = ek.FINISHED
+            break
+        clock[0] = t
+        count = 0
+        # terminations in the order they were scheduled, then expiry alarms (their keys sort after)
+        while size and heap_t[0] == t:
+            key = heap_s[0]
+            j = ek.heap_pop(heap_t, heap_s, heap_j, size)
+            size -= 1
+            if key < EXPIRE_KEY:
+                mem[o_ended + count] = j
+                ended[done + count] = j
+                count += 1
+                if hooks:
+                    log = pk.on_end(ps, prediction, log, j, t, t - start[j])
+            elif alarm[j] == t:  # the live alarm (a job's alarm rings before its end)
+                ctl[ek.C_HEAP] = size
+                log = expire(ps, prediction, log, alarm, start, end, heap_t, heap_s, heap_j, ctl, t, j)
+                size = ctl[ek.C_HEAP]
+        done += count
+        nr -= count
+        arrived = na
+        while na < n and submit[na] == t:
+            na += 1
+        nq += na - arrived
+        fit = ek.instant(mem, count, arrived, na, nq > 0)
+        for j in range(arrived, na):  # the predictor learns of the arrivals after the engine queued them
+            if hooks:
+                pk.on_submit(ps, prediction, j)
+            first[j] = prediction[j]
+        if fit and nq:
+            decide = True
+            break
+    if done == n and not size and na >= n:
+        ctl[ek.C_STATUS] = ek.FINISHED
+    ctl[ek.C_NEXT] = na
+    ctl[ek.C_HEAP] = size
+    ctl[ek.C_DONE] = done
+    ctl[ek.C_WAITING] = nq
+    ctl[ek.C_RUNNING] = nr
+    if decide:
+        ctl[ek.C_DECISIONS] += 1
+        if mem[ek.H_QTOMBS]:
+            ek.compact(mem)
+    return decide, log
+
+
+@njit(cache=True, inline="always")
+def _start_decided_predicting(
+    mem: np.ndarray,
+    now: float,
+    ctl: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    killed: np.ndarray,
+    heap_t: np.ndarray,
+    heap_s: np.ndarray,
+    heap_j: np.ndarray,
+    kill: bool,
+    out: np.ndarray,
+    k: int,
+    pos: int,
+    prediction: np.ndarray,
+    alarm: np.ndarray,
+    ps: pk.PredictorArrays,
+    log: np.ndarray,
+) -> tuple[bool, np.ndarray]:
+    """Start the decision's ``k`` jobs (``out``), schedule their ends and arm their alarms.
+
+    Returns False if the loop must stop, and the predictor's revision log.
+    """
+    n = len(runtime)
+    if not k:
+        if not ctl[ek.C_RUNNING] and not ctl[ek.C_HEAP] and ctl[ek.C_NEXT] >= n:
+            ctl[ek.C_STATUS] = ek.STALLED
+            return False, log
+        return True, log
+    hooks = ps.cfg[pk.CFG_KIND] != pk.FIXED
+    corrects = ps.cfg[pk.CFG_CORRECTION] != pk.NO_CORRECTION
+    started, code = ek.commit(mem, start, now, out[:k], out[n : n + pos], GIVEN)
+    ctl[ek.C_WAITING] -= started
+    ctl[ek.C_RUNNING] += started
+    size = ctl[ek.C_HEAP]
+    seq = ctl[ek.C_SEQ]
+    for i in range(started):
+        j = out[i]
+        run = runtime[j]
+        if kill and run > estimate[j]:
+            run = estimate[j]
+            killed[j] = True
+        e = now + run
+        end[j] = e
+        ek.heap_push(heap_t, heap_s, heap_j, size, e, seq, j)
+        size += 1
+        seq += 1
+        if hooks:
+            pk.on_start(ps, j)
+        if corrects:  # the expiry alarm, if the job will outlive its prediction
+            ctl[ek.C_HEAP] = size
+            ctl[ek.C_SEQ] = seq
+            log = arm(ps, prediction, log, alarm, start, end, heap_t, heap_s, heap_j, ctl, now, j)
+            size = ctl[ek.C_HEAP]
+            seq = ctl[ek.C_SEQ]
+    ctl[ek.C_HEAP] = size
+    ctl[ek.C_SEQ] = seq
+    if code != ek.OK:
+        ctl[ek.C_STATUS] = ek.REFUSED
+        ctl[ek.C_REFUSED_AT] = started
+        ctl[ek.C_REFUSED_CODE] = code
+        return False, log
+    return True, log
+
+
+@njit(cache=True)
+def run_loop_predicting(
+    mem: np.ndarray,
+    clock: np.ndarray,
+    ctl: np.ndarray,
+    submit: np.ndarray,
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    prediction: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+    killed: np.ndarray,
+    ended: np.ndarray,
+    heap_t: np.ndarray,
+    heap_s: np.ndarray,
+    heap_j: np.ndarray,
+    kill: bool,
+    kind: int,
+    every_fit: bool,
+    sort: int,
+    rule: tuple[float, bool, bool, bool],
+    out: np.ndarray,
+    reservation: np.ndarray,
+    chunk: int,
+    first: np.ndarray,
+    alarm: np.ndarray,
+    ps: pk.PredictorArrays,
+    log: np.ndarray,
+) -> np.ndarray:
+    """:func:`run_loop` with a predictor whose hooks run as kernels.
+
+    ``first`` receives every arrival's first prediction. The predictor's hooks are
+    ``ps``'s kernels (:mod:`hpcgym.predict._kernels`), its expiry alarms ``alarm``
+    (:mod:`hpcgym.sim._alarms`); it returns the revision log ``log`` (the same array, or
+    a larger one when it filled up). A loop of its own, compiled only when a run has
+    such a predictor: the hooks would cost every FCFS or EASY run with W a longer first
+    compilation (about 15-20 s of CPU more for the loop).
+    """
+    # borrowed as in run_loop; not ``log`` (returned) nor the predictor's arrays
+    mem, clock, ctl, out = borrowed(mem), borrowed(clock), borrowed(ctl), borrowed(out)
+    submit, runtime, estimate = borrowed(submit), borrowed(runtime), borrowed(estimate)
+    prediction, start, end = borrowed(prediction), borrowed(start), borrowed(end)
+    killed, ended, reservation = borrowed(killed), borrowed(ended), borrowed(reservation)
+    heap_t, heap_s, heap_j = borrowed(heap_t), borrowed(heap_s), borrowed(heap_j)
+    first, alarm = borrowed(first), borrowed(alarm)
+    stop_at = ctl[ek.C_DONE] + chunk
+    no_order = out[:0]
+    while True:
+        decide, log = _next_decision_predicting(
+            mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at,
+            prediction, first, start, end, alarm, ps, log,
+        )  # fmt: skip
+        if not decide:
+            break
+        now = clock[0]
+        if kind == EASY:
+            k, pos = easy_decide(mem, prediction, start, now, rule, out, reservation)
+        else:
+            k, pos = order_decide(mem, prediction, start, now, no_order, every_fit, sort, out)
+        going, log = _start_decided_predicting(
+            mem, now, ctl, runtime, estimate, start, end, killed, heap_t, heap_s, heap_j, kill, out, k, pos,
+            prediction, alarm, ps, log,
+        )  # fmt: skip
+        if not going:
+            break
+    return log
+
+
+def load_loop(view: Any) -> None:
+    """Load the compiled loop a run on ``view``'s engine takes: with the predictor's hooks, or without.
+
+    The dispatchers call it in ``reset``, so loading (or, the first time, compiling) is not
+    part of a run's clock.
+    """
+    predictor = getattr(getattr(view, "_sim", None), "predictor", None)
+    hooks = predictor is not None and not predictor.fixed and runs_compiled(predictor)
+    load_kernels("loop-predicting" if hooks else "loop")
+
+
 PROGRESS_CHUNK = 5000
 """Jobs ended between two returns to Python when a progress bar is shown."""
 
@@ -285,8 +526,9 @@ def run_compiled(
     """
     if not compilable(sim):
         return False
-    load_kernels("loop")
     st = loop_state(sim)
+    hooks = predicting(st)
+    load_kernels("loop-predicting" if hooks else "loop")
     n = len(st.submit)
     chunk = PROGRESS_CHUNK if progress is not None else n + 1
     if reservation is None:
@@ -295,11 +537,19 @@ def run_compiled(
     ctl = st.ctl
     while ctl[ek.C_STATUS] == ek.RUNNING_ON:
         before = int(ctl[ek.C_DONE])
-        run_loop(
-            st.mem, st.clock, ctl, st.submit, st.runtime, st.estimate, st.prediction,
-            st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
-            int(kind), bool(every_fit), int(sort), rule, out, reservation, chunk,
-        )  # fmt: skip
+        if hooks:
+            st.log[0] = run_loop_predicting(
+                st.mem, st.clock, ctl, st.submit, st.runtime, st.estimate, st.prediction,
+                st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
+                int(kind), bool(every_fit), int(sort), rule, out, reservation, chunk,
+                st.first_prediction, st.alarm, st.predictor, st.log[0],
+            )  # fmt: skip
+        else:
+            run_loop(
+                st.mem, st.clock, ctl, st.submit, st.runtime, st.estimate, st.prediction,
+                st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
+                int(kind), bool(every_fit), int(sort), rule, out, reservation, chunk,
+            )  # fmt: skip
         if progress is not None:
             progress(int(ctl[ek.C_DONE]) - before)
     adopt_loop(sim, st, name)
@@ -320,4 +570,20 @@ def _warm_up(w: Workload) -> None:
     )  # fmt: skip
 
 
+def _warm_up_predicting(w: Workload) -> None:
+    """Call :func:`run_loop_predicting` with the types a run passes (see :data:`LOOPS`)."""
+    from hpcgym.predict import Corrected, UserHistory
+    from hpcgym.sim import Simulator
+
+    st = loop_state(Simulator(w, predictor=Corrected(UserHistory())))
+    loop: Any = run_loop_predicting
+    loop(
+        st.mem, st.clock, st.ctl, st.submit, st.runtime, st.estimate, st.prediction,
+        st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
+        EASY, False, ARRIVAL, (1.0, False, False, False), np.zeros(2 * len(w), dtype=np.int64),
+        np.zeros(RESERVATION_FIELDS), len(w) + 1, st.first_prediction, st.alarm, st.predictor, st.log[0],
+    )  # fmt: skip
+
+
 LOOPS["loop"] = (run_loop, _warm_up)
+LOOPS["loop-predicting"] = (run_loop_predicting, _warm_up_predicting)

@@ -32,7 +32,7 @@ from hpcgym.baselines._kernels import (
     prb_decide,
     work_words,
 )
-from hpcgym.baselines._loop import EASY, ORDER, run_compiled
+from hpcgym.baselines._loop import EASY, ORDER, load_loop, run_compiled
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.machine import POLICIES as ALLOCATIONS
 from hpcgym.sim import Decision, DispatcherBase, Simulator, SystemView
@@ -105,7 +105,7 @@ class FCFS(DispatcherBase):
         self._out = _Buffers()
 
     def reset(self, view: SystemView) -> None:
-        load_kernels("loop")  # the compiled event loop, and order_decide with it (_loop.py)
+        load_loop(view)  # the compiled event loop, and order_decide with it (_loop.py)
         self._out.ready(view)
 
     def run_compiled(self, sim: Simulator, progress: Callable[[int], None] | None) -> bool:
@@ -140,7 +140,7 @@ class ListScheduler(DispatcherBase):
         self._out = _Buffers()
 
     def reset(self, view: SystemView) -> None:
-        load_kernels("loop")  # the compiled event loop, and order_decide with it (_loop.py)
+        load_loop(view)  # the compiled event loop, and order_decide with it (_loop.py)
         self._out.ready(view)
 
     def run_compiled(self, sim: Simulator, progress: Callable[[int], None] | None) -> bool:
@@ -238,7 +238,7 @@ class EasyBackfilling(DispatcherBase):
         return self.record_reservations
 
     def reset(self, view: SystemView) -> None:
-        load_kernels("loop")  # the compiled event loop, and easy_decide with it (_loop.py)
+        load_loop(view)  # the compiled event loop, and easy_decide with it (_loop.py)
         self._out.ready(view)
         self.first_reservation = np.full(len(view.submit) if self.record_reservations else 0, np.nan)
 

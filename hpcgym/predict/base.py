@@ -95,7 +95,8 @@ class Predictor:
         :meth:`revise`, :meth:`has_revised`): W, R, and any predictor that only fills
         ``prediction`` in :meth:`reset`. The engine then needs no Python between events
         and may replay a reference dispatcher's whole run in compiled code
-        (:mod:`hpcgym.sim.loop`).
+        (:mod:`hpcgym.sim.loop`); it may too with the built-in predictors whose hooks
+        it runs as kernels (:func:`hpcgym.predict.loop.runs_compiled`).
         """
         cls = type(self)
         return not self.corrects and all(

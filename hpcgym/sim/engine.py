@@ -695,8 +695,8 @@ class Simulator:
             progress: show a progress bar on stderr; by default only when stderr is a
                 terminal and the workload has more than 20,000 jobs.
             compiled: let a reference dispatcher replay the whole run in one compiled
-                call when the run needs no Python between events (fixed predictions, no
-                amendments; see :mod:`hpcgym.sim.loop`). The schedule is the same either
+                call when the run needs no Python between events (a built-in predictor,
+                no amendments; see :mod:`hpcgym.sim.loop`). The schedule is the same either
                 way; False forces the Python loop (for comparisons).
 
         Raises:

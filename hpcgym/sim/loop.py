@@ -2,13 +2,14 @@
 
 :meth:`Simulator.run` offers a whole run to its dispatcher's
 :meth:`~hpcgym.sim.DispatcherBase.run_compiled`, which takes it when nothing in it needs
-Python between events (:func:`compilable`): the predictor's predictions are fixed
-(:attr:`hpcgym.predict.Predictor.fixed`), no job was amended and no wake-up instant is
-held; a dispatcher asked at every event declines on its own. The loop itself lives with
-the dispatchers' kernels (:mod:`hpcgym.baselines._loop`); this module gives it the engine's
-arrays (:func:`loop_state`, views, not copies) and writes its counters back into the
-engine (:func:`adopt_loop`), so that the schedule, the decision count and the engine's
-state after the run are those of the Python loop.
+Python between events (:func:`compilable`): the predictor is one whose hooks the loop runs
+as kernels (:func:`hpcgym.predict.loop.runs_compiled`: fixed predictions, a user history,
+correction), no job was amended and no wake-up instant is held; a dispatcher asked at
+every event declines on its own. The loop itself lives with the dispatchers' kernels
+(:mod:`hpcgym.baselines._loop`); this module gives it the engine's arrays and the
+predictor's (:func:`loop_state`, views, not copies) and writes its counters back into the
+engine and the predictor (:func:`adopt_loop`), so that the schedule, the decision count,
+the prediction log and the engine's state after the run are those of the Python loop.
 """
 
 from __future__ import annotations
@@ -20,12 +21,16 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from hpcgym.common.errors import InvalidDecisionError
+from hpcgym.predict._kernels import CFG_CORRECTION, CFG_KIND, FIXED, NO_CORRECTION, PredictorArrays
+from hpcgym.predict.loop import adopt_predictor, loop_predictor, runs_compiled
 from hpcgym.sim import _kernels as ek
+from hpcgym.sim._alarms import EXPIRE_KEY
 
 if TYPE_CHECKING:
     from hpcgym.sim.engine import Simulator
 
-_END = 0  # the engine's event kind of a termination
+_END = 0  # the engine's event kinds: a termination, an expiry alarm
+_EXPIRE = 1
 
 
 class LoopState(NamedTuple):
@@ -36,11 +41,17 @@ class LoopState(NamedTuple):
         clock: ``[now]``.
         ctl: the loop's counters (``hpcgym.sim._kernels.C_*``).
         submit, runtime, estimate: the jobs' columns (views of the engine's).
-        prediction: the predictor's (fixed) predictions.
-        start, end, killed: the engine's result columns, written in place.
+        prediction: the predictor's predictions (its own array: the loop's hooks change it).
+        start, end, killed, first_prediction: the engine's result columns, written in place.
         ended: the jobs in termination order.
-        heap_t, heap_s, heap_j: the events (time, sequence number, job), a binary heap.
+        heap_t, heap_s, heap_j: the events (time, key, job), a binary heap; the key is
+            the sequence number, plus :data:`~hpcgym.sim._alarms.EXPIRE_KEY` for an
+            expiry alarm.
         kill: ``kill_at_estimate``.
+        alarm: every running job's live expiry alarm (NaN if none).
+        predictor: the predictor's state (:mod:`hpcgym.predict._kernels`).
+        log: its revisions, ``(time, job, value)`` triples; one item, replaced when the
+            loop hands back a larger log.
     """
 
     mem: np.ndarray
@@ -58,6 +69,10 @@ class LoopState(NamedTuple):
     heap_s: np.ndarray
     heap_j: np.ndarray
     kill: bool
+    first_prediction: np.ndarray
+    alarm: np.ndarray
+    predictor: PredictorArrays
+    log: list[np.ndarray]
 
 
 def compilable(sim: Simulator) -> bool:
@@ -67,17 +82,26 @@ def compilable(sim: Simulator) -> bool:
     (:attr:`~hpcgym.sim.DispatcherBase.every_event`) declines on its own.
     """
     return (
-        sim.predictor.fixed
+        runs_compiled(sim.predictor)
         and not sim._amended
         and not sim._events
         and not sim.n_done
+        and not sim._next_arrival
         and len(sim.workload) > 0
     )
+
+
+def predicting(state: LoopState) -> bool:
+    """Whether the loop must run the predictor's hooks or expiry alarms (not a fixed predictor alone)."""
+    cfg = state.predictor.cfg
+    return bool(cfg[CFG_KIND] != FIXED or cfg[CFG_CORRECTION] != NO_CORRECTION)
 
 
 def loop_state(sim: Simulator) -> LoopState:
     """The arrays of a compiled loop that starts where ``sim`` is (fresh, after ``attach``)."""
     n = len(sim.workload)
+    ps = loop_predictor(sim.predictor, n)
+    assert ps is not None, "loop_state of a run that is not compilable"
     ctl = np.zeros(ek.COUNTERS, dtype=np.int64)
     ctl[ek.C_NEXT] = sim._next_arrival
     ctl[ek.C_SEQ] = sim._seq
@@ -96,10 +120,16 @@ def loop_state(sim: Simulator) -> LoopState:
         end=sim.end_time,
         killed=sim.killed,
         ended=np.empty(n, dtype=np.int64),
-        heap_t=np.empty(n),
-        heap_s=np.empty(n, dtype=np.int64),
-        heap_j=np.empty(n, dtype=np.int64),
+        # a termination and a live alarm per running job (stale alarms are never left:
+        # a job's alarm is re-armed only when it rings)
+        heap_t=np.empty(2 * n),
+        heap_s=np.empty(2 * n, dtype=np.int64),
+        heap_j=np.empty(2 * n, dtype=np.int64),
         kill=sim.kill_at_estimate,
+        first_prediction=sim.first_prediction,
+        alarm=np.full(n, np.nan),
+        predictor=ps,
+        log=[np.empty(3 * 1024)],
     )
 
 
@@ -123,7 +153,7 @@ def adopt_loop(sim: Simulator, state: LoopState, name: str) -> None:
     sim._ended = array("q", state.ended[:done].tobytes())
     size = int(ctl[ek.C_HEAP])
     events = [
-        (t, _END, s, j)
+        (t, _END, s, j) if s < EXPIRE_KEY else (t, _EXPIRE, s - EXPIRE_KEY, j)
         for t, s, j in zip(
             state.heap_t[:size].tolist(),
             state.heap_s[:size].tolist(),
@@ -133,9 +163,14 @@ def adopt_loop(sim: Simulator, state: LoopState, name: str) -> None:
     ]
     heapq.heapify(events)
     sim._events = events
-    # what the predictor showed at each submission: its fixed prediction
-    arrived = sim._next_arrival
-    sim.first_prediction[:arrived] = state.prediction[:arrived]
+    live = np.flatnonzero(~np.isnan(state.alarm))
+    sim._alarm = dict(zip(live.tolist(), state.alarm[live].tolist(), strict=True))
+    if not predicting(state):  # what a fixed predictor showed at each submission (the loop without hooks)
+        arrived = sim._next_arrival
+        sim.first_prediction[:arrived] = state.prediction[:arrived]
+    if state.prediction is not sim.predictor.prediction and not sim.predictor.fixed:
+        sim.predictor.prediction[:] = state.prediction  # the loop changed a converted copy
+    adopt_predictor(sim.predictor, state.predictor, state.log[0], sim._next_arrival)
     sim._qver += 1
     sim._rver += 1
     sim._fver += 1

@@ -45,7 +45,15 @@ def test_a_family_is_compiled_once_per_process(make_workload, warmed):
         Simulator(w).run(make_policy(policy))
     assert warmed == [["engine", "loop"]]
     _kernels.load_kernels()  # a sweep: every family not loaded yet
-    assert warmed[-1] == ["order", "prb", "easy", "easy-first", "easy-order"]
+    assert warmed[-1] == ["order", "prb", "easy", "easy-first", "easy-order", "loop-predicting"]
+
+
+def test_a_predictor_with_hooks_compiles_the_loop_that_runs_them(make_workload, warmed):
+    from hpcgym.baselines import preset_predictor
+
+    w = make_workload(SMALL, 4)
+    Simulator(w, predictor=preset_predictor("easy++")).run(make_policy("easy++"))
+    assert warmed == [["engine", "loop-predicting"]]  # not the loop without hooks
 
 
 def test_every_family_names_compiled_entry_points():
