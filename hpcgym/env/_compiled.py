@@ -22,6 +22,7 @@ import hpcgym.env._vector_kernels as vk
 from hpcgym.env._kernels import ACCRUED_BSLD, ACCRUED_WAIT_HOURS
 from hpcgym.env.observations import FreeResources, Histograms, JobRequests, JobWindow, SystemSummary
 from hpcgym.env.rewards import BsldDense, BsldSparse, WaitDense
+from hpcgym.predict._kernels import empty_arrays
 from hpcgym.sim import TAU
 from hpcgym.sim import _kernels as ek
 from hpcgym.sim.loop import LoopState, adopt_loop
@@ -312,7 +313,8 @@ class CompiledEpisodes:
             prediction=cols["prediction"][i, :n], start=sim.start_time, end=sim.end_time, killed=sim.killed,
             ended=cols["ended"][i, :n].copy(), heap_t=cols["heap_t"][i, :n].copy(),
             heap_s=cols["heap_s"][i, :n].copy(), heap_j=cols["heap_j"][i, :n].copy(),
-            kill=sim.kill_at_estimate,
+            kill=sim.kill_at_estimate, first_prediction=sim.first_prediction, alarm=np.full(n, np.nan),
+            predictor=empty_arrays(n), log=[np.empty(0)],  # fixed predictions: no hooks
         )  # fmt: skip
         adopt_loop(sim, state, "env")
         env.decision_count = int(c[ek.C_DECISIONS])
