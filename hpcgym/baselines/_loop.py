@@ -447,7 +447,15 @@ def run_loop_predicting(
     such a predictor: the hooks would cost every FCFS or EASY run with W a longer first
     compilation (about 15-20 s of CPU more for the loop).
     """
-    # borrowed as in run_loop; not ``log`` (returned) nor the predictor's arrays
+    # borrowed as in run_loop, the predictor's arrays too (none is reallocated); not ``log``,
+    # which the hooks may replace by a larger one and which is returned
+    ps = pk.PredictorArrays(
+        borrowed(ps.cfg), borrowed(ps.cnt), borrowed(ps.est), borrowed(ps.user), borrowed(ps.win),
+        borrowed(ps.wlen), borrowed(ps.wkeys), borrowed(ps.wruns), borrowed(ps.wests), borrowed(ps.rsum),
+        borrowed(ps.rcnt), borrowed(ps.wnext), borrowed(ps.wprev), borrowed(ps.whead), borrowed(ps.wtail),
+        borrowed(ps.corrected), borrowed(ps.beyond), borrowed(ps.memo_e), borrowed(ps.memo_p),
+        borrowed(ps.scratch),
+    )  # fmt: skip
     mem, clock, ctl, out = borrowed(mem), borrowed(clock), borrowed(ctl), borrowed(out)
     submit, runtime, estimate = borrowed(submit), borrowed(runtime), borrowed(estimate)
     prediction, start, end = borrowed(prediction), borrowed(start), borrowed(end)
