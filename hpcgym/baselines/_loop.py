@@ -27,6 +27,10 @@ The schedule, placements, decision count, prediction log and every column of the
 ``tests/test_golden.py`` against the recorded schedules). The events are a binary heap
 of three arrays keyed on (time, key), not Python tuples.
 
+Two loops: :func:`run_loop` for fixed predictions, and :func:`run_loop_predicting`, the
+same with the predictor's hooks and expiry alarms, compiled only when a run needs it
+(:func:`load_loop`), so a first FCFS or EASY run with W does not compile the hooks.
+
 The loop returns every ``chunk`` finished jobs (a progress bar then moves) and when a
 decision went wrong (a placement the engine refuses, or nothing started with an idle
 machine and no event left); :func:`run_compiled` then raises as the Python path would.
