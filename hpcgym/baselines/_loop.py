@@ -63,9 +63,6 @@ from hpcgym.workloads import Workload
 if TYPE_CHECKING:
     from hpcgym.sim import Simulator
 
-GIVEN = np.bool_(True)
-"""``commit``'s ``given`` argument as a typed value (see ``NO_LITERAL_ZERO`` in ``_kernels``)."""
-
 ORDER = 0
 """``run_compiled(kind=ORDER)``: ``order_decide``'s decisions (FCFS, SJF/LJF list scheduling)."""
 EASY = 1
@@ -164,21 +161,14 @@ def _start_decided(
             ctl[ek.C_STATUS] = ek.STALLED
             return False
         return True
-    # GIVEN, not True: a literal would compile commit once more, for Literal[bool](True)
-    started, code = ek.commit(mem, start, now, out[:k], out[n : n + pos], GIVEN)
+    started, code = ek.commit(mem, start, now, out[:k], out[n : n + pos], ek.GIVEN)
     ctl[ek.C_WAITING] -= started
     ctl[ek.C_RUNNING] += started
     size = ctl[ek.C_HEAP]
     seq = ctl[ek.C_SEQ]
     for i in range(started):
         j = out[i]
-        run = runtime[j]
-        if kill and run > estimate[j]:
-            run = estimate[j]
-            killed[j] = True
-        e = now + run
-        end[j] = e
-        ek.heap_push(heap_t, heap_s, heap_j, size, e, seq, j)
+        ek.schedule_end(runtime, estimate, end, killed, kill, heap_t, heap_s, heap_j, size, seq, now, j)
         size += 1
         seq += 1
     ctl[ek.C_HEAP] = size
@@ -379,20 +369,14 @@ def _start_decided_predicting(
         return True, log
     hooks = ps.cfg[pk.CFG_KIND] != pk.FIXED
     corrects = ps.cfg[pk.CFG_CORRECTION] != pk.NO_CORRECTION
-    started, code = ek.commit(mem, start, now, out[:k], out[n : n + pos], GIVEN)
+    started, code = ek.commit(mem, start, now, out[:k], out[n : n + pos], ek.GIVEN)
     ctl[ek.C_WAITING] -= started
     ctl[ek.C_RUNNING] += started
     size = ctl[ek.C_HEAP]
     seq = ctl[ek.C_SEQ]
     for i in range(started):
         j = out[i]
-        run = runtime[j]
-        if kill and run > estimate[j]:
-            run = estimate[j]
-            killed[j] = True
-        e = now + run
-        end[j] = e
-        ek.heap_push(heap_t, heap_s, heap_j, size, e, seq, j)
+        ek.schedule_end(runtime, estimate, end, killed, kill, heap_t, heap_s, heap_j, size, seq, now, j)
         size += 1
         seq += 1
         if hooks:

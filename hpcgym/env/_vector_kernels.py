@@ -127,16 +127,11 @@ def _start(
 ) -> None:
     """``Simulator.start((j,))`` of a job that fits: place it, schedule its end."""
     one[0] = j
-    ek.commit(mem, start, now, one, one, False)
+    ek.commit(mem, start, now, one, one, ek.NOT_GIVEN)
     ctl[ek.C_WAITING] -= 1
     ctl[ek.C_RUNNING] += 1
-    run = runtime[j]
-    if kill and run > estimate[j]:
-        run = estimate[j]
-        killed[j] = True
-    e = now + run
-    end[j] = e
-    ek.heap_push(heap_t, heap_s, heap_j, ctl[ek.C_HEAP], e, ctl[ek.C_SEQ], j)
+    size, seq = ctl[ek.C_HEAP], ctl[ek.C_SEQ]
+    ek.schedule_end(runtime, estimate, end, killed, kill, heap_t, heap_s, heap_j, size, seq, now, j)
     ctl[ek.C_HEAP] += 1
     ctl[ek.C_SEQ] += 1
 

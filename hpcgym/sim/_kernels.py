@@ -590,6 +590,11 @@ C_REFUSED_AT = 8  # with REFUSED: how many of the decision's jobs started; the c
 C_REFUSED_CODE = 9
 COUNTERS = 10
 
+GIVEN = np.bool_(True)
+NOT_GIVEN = np.bool_(False)
+"""``commit``'s ``given`` as typed values: a literal ``True``/``False`` from compiled code would
+compile ``commit`` once more for ``Literal[bool]`` (2.5 s of a first run)."""
+
 RUNNING_ON = 0
 FINISHED = 1
 REFUSED = 2
@@ -618,6 +623,32 @@ def heap_push(
         _heap_set(heap_t, heap_s, heap_j, i, heap_t[p], heap_s[p], heap_j[p])
         i = p
     _heap_set(heap_t, heap_s, heap_j, i, t, s, j)
+
+
+@njit(cache=True, inline="always")
+def schedule_end(
+    runtime: np.ndarray,
+    estimate: np.ndarray,
+    end: np.ndarray,
+    killed: np.ndarray,
+    kill: bool,
+    heap_t: np.ndarray,
+    heap_s: np.ndarray,
+    heap_j: np.ndarray,
+    size: int,
+    seq: int,
+    now: float,
+    j: int,
+) -> None:
+    """Job ``j`` started at ``now``: its end (at its run time, or its estimate if ``kill`` and
+    shorter) goes into ``end`` and, as event ``seq``, into the heap of ``size`` events."""
+    run = runtime[j]
+    if kill and run > estimate[j]:
+        run = estimate[j]
+        killed[j] = True
+    e = now + run
+    end[j] = e
+    heap_push(heap_t, heap_s, heap_j, size, e, seq, j)
 
 
 @njit(cache=True, inline="always")
