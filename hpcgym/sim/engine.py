@@ -154,9 +154,7 @@ class Simulator:
         n = len(w)
         for name in _PER_RUN:  # the last run's buffers go before the new ones are made
             self.__dict__.pop(name, None)
-        self.predictor.reset(w if self.predictor.needs_runtime else w.public)
-        # asked at every event: bound once, after reset (a wrapper binds its inner's there)
-        self._has_revised = self.predictor.has_revised
+        self._reset_predictor()
         # per-job values the event loop reads one at a time: Python floats from a packed
         # array (8 bytes a job, a list of floats takes 32), writable for amend()
         self._submit = _floats(w.submit)
@@ -192,9 +190,22 @@ class Simulator:
         self._one = np.zeros(1, dtype=np.int64)
         self.n_done = 0
         self._amended = False
+        self._ran = False
         self._ended = array("q")  # jobs in termination order
         self.decisions = 0
         self.view = SystemView(self)
+
+    def _reset_predictor(self) -> None:
+        w = self.workload
+        self.predictor.reset(w if self.predictor.needs_runtime else w.public)
+        # asked at every event: bound once, after reset (a wrapper binds its inner's there)
+        self._has_revised = self.predictor.has_revised
+
+    def _untouched(self) -> bool:
+        """Whether the engine is as :meth:`reset` left it: no run begun, no instant, wake or amendment."""
+        return not (
+            self._ran or self._next_arrival or self._events or self._amended or self.decisions or self.n_done
+        )
 
     @property
     def free(self) -> np.ndarray:
@@ -705,7 +716,14 @@ class Simulator:
                 started nothing while no event was left to wake it.
         """
         d = as_dispatcher(dispatcher)
-        self.reset()
+        # as built (or reset), the buffers stay; the predictor and the view of its
+        # predictions are made anew all the same (another simulator may share the predictor)
+        if self._untouched():
+            self._reset_predictor()
+            self.view = SystemView(self)
+        else:
+            self.reset()
+        self._ran = True
         self.attach(d)
         every_event = bool(d.every_event)
         n = len(self.workload)

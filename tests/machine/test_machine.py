@@ -542,7 +542,8 @@ def test_cli_machine_errors_and_listing(tmp_path):
     "rows",
     [
         np.array([[1, 8], [2, 1], [1, 8], [1, 2]]),
-        np.random.default_rng(0).integers(0, 7, size=(500, 4)),
+        np.random.default_rng(0).integers(0, 7, size=(500, 4)),  # few possible rows: marked in a table
+        np.random.default_rng(2).integers(0, 10**6, size=(300, 3)),  # many: sorted as numbers
         np.random.default_rng(1).integers(-3, 3, size=(200, 2)),  # negative: numpy's own way
         np.array([[2**40, 1, 2**30], [0, 0, 0], [2**40, 1, 2**30]]),  # ranges too wide for one number
         np.array([[5]]),

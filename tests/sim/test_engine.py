@@ -162,3 +162,37 @@ def test_long_queues_are_listed_in_arrival_order(make_workload):
         sim.start(dispatcher(sim.view))
     assert seen_long
     assert sim.done
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_a_run_right_after_building_is_one_after_reset_with_shared_or_swapped_predictors(compiled):
+    """``run`` keeps the buffers :meth:`Simulator.__init__` built, but the predictor and its view are new.
+
+    Job 2 outlives its estimate, so EASY+ corrects its prediction: a view left on the
+    predictor's first arrays would not see the correction (job 5 started at 2.5, not 1).
+    """
+    from hpcgym.baselines import preset_predictor
+    from hpcgym.workloads import Workload
+
+    w = Workload.from_columns(
+        [0.0] * 6, [0, 0, 2.5, 0, 0, 0], [1, 2, 1, 1, 1, 1], [1, 1, 1, 1, 1, 2], procs=2
+    )
+    other = Workload.from_columns([0.0] * 3, [5, 5, 5], [1, 1, 1], [9, 9, 9], procs=1)
+
+    def fresh():
+        sim = Simulator(w, predictor=preset_predictor("easy+", "walltime"))
+        sim.reset()
+        return sim.run(make_policy("easy+"), compiled=compiled).start
+
+    expected = fresh()
+    np.testing.assert_array_equal(expected, [0, 2.5, 0, 0, 0, 1])
+    built = Simulator(w, predictor=preset_predictor("easy+", "walltime"))
+    np.testing.assert_array_equal(built.run(make_policy("easy+"), compiled=compiled).start, expected)
+    # a predictor another simulator reset since, and one put in after building
+    shared = preset_predictor("easy+", "walltime")
+    sim = Simulator(w, predictor=shared)
+    Simulator(other, predictor=shared)
+    np.testing.assert_array_equal(sim.run(make_policy("easy+"), compiled=compiled).start, expected)
+    sim = Simulator(w, predictor=preset_predictor("easy", "walltime"))
+    sim.predictor = preset_predictor("easy+", "walltime")
+    np.testing.assert_array_equal(sim.run(make_policy("easy+"), compiled=compiled).start, expected)
