@@ -458,8 +458,15 @@ def easy_kernel(
             if may_fit and fits(m, free, c, per[j]):
                 fit[nf] = j
                 nf += 1
-        fit = fit[:nf]
-        rest = _order(fit, pred[fit])
+        # sorted by prediction in the scratch the reservation no longer needs: the
+        # predicted ends' words take the keys, then the sorted jobs
+        keys = ends_buf[:nf]
+        for a in range(nf):
+            keys[a] = pred[fit[a]]
+        by_key = stable_argsort_into(keys, sort_buf, spare)
+        rest = work[b + n_jobs : b + n_jobs + nf]
+        for a in range(nf):
+            rest[a] = fit[by_key[a]]
     # what a job that ends after the reservation may use: min(free, extra)
     for r in range(n_res):
         limit_total[r] = 0
