@@ -422,3 +422,19 @@ def test_queue_length_series_is_one_step_per_instant():
     start = np.array([0.0, 10.0, 10.0, np.nan])  # the last job never starts: left out
     times, lengths = queue_length_series(submit, start)
     assert times.tolist() == [0.0, 5.0, 10.0] and lengths.tolist() == [1.0, 2.0, 0.0]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_job_metrics_are_numpys_mean_and_nanmean_bit_for_bit(seed):
+    from hpcgym.sim.metrics import bounded_slowdown, job_metrics, slowdown
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000))
+    wait = rng.exponential(3000.0, n).round()
+    runtime = np.where(rng.random(n) < 0.1, 0.0, rng.exponential(5000.0, n).round())  # some run 0 s
+    got = job_metrics(wait, runtime)
+    sld = slowdown(wait, runtime)
+    assert got["mean_wait_s"] == float(np.mean(wait))
+    assert got["mean_slowdown"] == float(np.nanmean(sld))
+    assert got["mean_bsld"] == float(np.mean(bounded_slowdown(wait, runtime)))
+    assert math.isnan(job_metrics(wait[:1], np.zeros(1))["mean_slowdown"])  # no finite slowdown
