@@ -257,17 +257,24 @@ def _backfill(
     ends_in_time: bool,
     out_nodes: np.ndarray,
     pos: int,
+    one_node: bool,
 ) -> int:
     """Backfill job ``j`` if it may start now without delaying the reservation.
 
     A job predicted to end by the reservation needs only to fit ``free``; any other must
     fit ``limit`` = min(free, extra) node by node, and then takes from both ``free`` and
     ``extra``. Returns the units taken from ``free``, or -1 if ``j`` does not start.
+    ``one_node``: a machine of one shared node, where the caller's test of the per-type
+    totals (of ``free``, and of ``limit`` for a job ending after the reservation) has
+    decided already that the job fits: every chunk goes on node 0.
     """
     v = per_chunk[j]
     placed = out_nodes[pos : pos + chunks]
+    if one_node:
+        for q in range(chunks):
+            placed[q] = 0
     if ends_in_time:
-        if not place(m, free, chunks, v, out_nodes, pos):
+        if not one_node and not place(m, free, chunks, v, out_nodes, pos):
             return -1
         taken = _take(m, free, total, v, placed)
         for node in placed:
@@ -277,7 +284,7 @@ def _backfill(
                 limit[node, r] = low
         return taken
     # a placement within the limit is one within what is free now
-    if not place(m, limit, chunks, v, out_nodes, pos):
+    if not one_node and not place(m, limit, chunks, v, out_nodes, pos):
         return -1
     take(m, extra, v, placed)
     _take(m, limit, limit_total, v, placed)
@@ -352,6 +359,8 @@ def easy_kernel(
     # several seconds of compiling for what one loop does
     _copy_free(st.free, free, total)
     left = total.sum()
+    # one shared node: a request within the per-type totals fits, on node 0
+    one_node = n_nodes == 1 and not m.exclusive
     order = _order(queue, pred[queue]) if ru.reserve_shortest else queue
     k = 0
     pos = NO_LITERAL_ZERO
@@ -367,9 +376,19 @@ def easy_kernel(
                 break
         if not may_fit:
             break
-        taken = _start(m, free, total, per, j, c, out_nodes, pos)
-        if taken < 0:
-            break
+        if one_node:
+            taken = 0
+            for q in range(c):
+                out_nodes[pos + q] = 0
+            for r in range(n_res):
+                a = c * per[j, r]
+                free[0, r] -= a
+                total[r] -= a
+                taken += a
+        else:
+            taken = _start(m, free, total, per, j, c, out_nodes, pos)
+            if taken < 0:
+                break
         left -= taken
         out_jobs[k] = j
         seg[k] = pos
@@ -406,7 +425,7 @@ def easy_kernel(
             if hc * hv[r] > trial_total[r]:
                 enough = False
                 break
-        if enough and fits(m, trial, hc, hv):
+        if enough and (one_node or fits(m, trial, hc, hv)):
             break
         e = idx[q]
         if e < nr:
@@ -491,7 +510,9 @@ def easy_kernel(
                     break
             if not may_fit:
                 continue
-        taken = _backfill(m, free, total, extra, limit, limit_total, per, j, c, ends_in_time, out_nodes, pos)
+        taken = _backfill(
+            m, free, total, extra, limit, limit_total, per, j, c, ends_in_time, out_nodes, pos, one_node
+        )
         if taken < 0:
             continue
         left -= taken
