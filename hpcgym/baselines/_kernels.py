@@ -11,16 +11,12 @@ their placements, concatenated, into ``out_nodes``, and returns how many of each
 wrote: ``(jobs, node entries)``. Writing into the caller's buffers spares numba boxing
 new arrays on every decision.
 
-What the first run compiles: a dispatcher loads only its own family of kernels in its
-``reset`` (:func:`load_kernels`; FCFS, SJF/LJF, the queue-order heuristics and replay
-share one kernel, :func:`order_decide`). FCFS, SJF/LJF and EASY load their compiled event
-loop (``loop``, :mod:`hpcgym.baselines._loop`, one for all three) instead: compiling
-the loop compiles its decision kernels with it, which Python then calls without compiling
-it again (the other way round, the loop would compile it a second time, inside itself).
-The kernels are ``inline="always"`` into the adapters the dispatchers call
-(``*_decide``), so each is compiled once, inside its adapter, not once on its own and
-again there; every call passes the same argument types (the engine's writable buffer,
-no literal constants: see :data:`NO_LITERAL_ZERO`), so each compiled function has one specialisation.
+What the first run compiles: a dispatcher loads only its own family in ``reset``
+(:func:`load_kernels`; FCFS, SJF/LJF, the queue-order heuristics and replay share
+:func:`order_decide`); FCFS, SJF/LJF and EASY load the compiled event loop instead
+(:mod:`hpcgym.baselines._loop`), which compiles their kernels inside itself. The kernels
+are ``inline="always"`` into the adapters (``*_decide``), so each is compiled once, there;
+every call passes the same argument types (no literals: :data:`NO_LITERAL_ZERO`).
 """
 
 from __future__ import annotations
@@ -73,10 +69,9 @@ def work_words(nodes: int, n_res: int, n_jobs: int) -> int:
     ``n_res`` with ``n_jobs`` jobs: three free matrices, three per-type totals, and four
     job-length arrays (positions, predicted ends, two for sorting them).
 
-    The adapters (``*_decide``) take it from the end of their ``out`` buffer, after the
-    jobs and their placements: a kernel that allocated its scratch on every decision
-    spent a quarter of the compiled event loop's time in ``malloc``, ``free`` and the
-    reference counts of the new arrays. With a shorter ``out`` the kernel allocates it.
+    The adapters (``*_decide``) take it from the end of their ``out`` buffer, after the jobs
+    and their placements (allocated per decision, it cost a quarter of the compiled loop's
+    time in ``malloc``, ``free`` and reference counts); with a shorter ``out`` it is allocated.
     """
     return 3 * nodes * n_res + 3 * n_res + 4 * n_jobs
 
@@ -100,10 +95,8 @@ def _order(jobs: np.ndarray, key: np.ndarray) -> np.ndarray:
 
 
 # The loops over waiting jobs first ask whether a job's whole request is within the free
-# amount of each type: necessary for it to fit (sufficient on one node), and cheap. They
-# spell that test out rather than call a helper with the arrays: a helper inlined into
-# such a loop makes numba count references to its array arguments on every turn, which
-# costs more than the test.
+# amount of each type (necessary to fit, sufficient on one shared node, cheap), spelt out:
+# a helper inlined there makes numba count references to its arrays on every turn.
 
 
 @njit(cache=True, inline="always")
@@ -142,20 +135,25 @@ def _start(
     chunks: int,
     out_nodes: np.ndarray,
     pos: int,
+    one_node: bool = False,
 ) -> int:
     """Place job ``j`` on ``free`` and take it (``out_nodes[pos:]`` gets its nodes).
 
-    Returns the units taken, or -1 if it does not fit. Called only for jobs within the
-    free totals, so the views it takes cost nothing to the other turns of a kernel's
-    loop over the queue. Inlined into its callers: compiled on its own it was compiled
-    (with the allocator linked into it) once more than the kernels that call it, 1-2 s
-    of a first run, and the simulation is no faster for it (docs/BENCHMARKS.md, "First
-    run").
+    Returns the units taken, or -1 if it does not fit. ``one_node``: one shared node, which
+    the caller found holds the request (within the free totals), so no allocator call.
+    Called only for jobs within the free totals, so its views cost the other turns of a
+    kernel's queue loop nothing. Inlined: compiled on its own it was compiled (allocator
+    linked in) once more than its callers, 1-2 s of a first run, for no speed
+    (docs/BENCHMARKS.md, "First run").
     """
     v = per_chunk[j]
-    if not place(m, free, chunks, v, out_nodes, pos):
+    placed = out_nodes[pos : pos + chunks]
+    if one_node:
+        for q in range(chunks):
+            placed[q] = 0
+    elif not place(m, free, chunks, v, out_nodes, pos):
         return -1
-    return _take(m, free, total, v, out_nodes[pos : pos + chunks])
+    return _take(m, free, total, v, placed)
 
 
 @njit(cache=True)
@@ -264,9 +262,8 @@ def _backfill(
     A job predicted to end by the reservation needs only to fit ``free``; any other must
     fit ``limit`` = min(free, extra) node by node, and then takes from both ``free`` and
     ``extra``. Returns the units taken from ``free``, or -1 if ``j`` does not start.
-    ``one_node``: a machine of one shared node, where the caller's test of the per-type
-    totals (of ``free``, and of ``limit`` for a job ending after the reservation) has
-    decided already that the job fits: every chunk goes on node 0.
+    ``one_node``: as for :func:`_start` (the caller tested ``limit``'s totals for a job
+    ending after the reservation).
     """
     v = per_chunk[j]
     placed = out_nodes[pos : pos + chunks]
@@ -354,9 +351,8 @@ def easy_kernel(
     ends_buf = work[b + n_jobs : b + 2 * n_jobs].view(np.float64)
     sort_buf = work[b + 2 * n_jobs : b + 3 * n_jobs]
     spare = work[b + 3 * n_jobs : b + 4 * n_jobs]
-    # copies and minimums spelt out as loops: numba compiles ``a[:] = b`` and
-    # ``np.minimum(a, b, out)`` with a shape-mismatch error path that formats a message,
-    # several seconds of compiling for what one loop does
+    # copies and minimums as loops: numba compiles ``a[:] = b`` and ``np.minimum(a, b, out)``
+    # with a shape-mismatch error path that formats a message (seconds of compiling)
     _copy_free(st.free, free, total)
     left = total.sum()
     # one shared node: a request within the per-type totals fits, on node 0
@@ -376,19 +372,9 @@ def easy_kernel(
                 break
         if not may_fit:
             break
-        if one_node:
-            taken = 0
-            for q in range(c):
-                out_nodes[pos + q] = 0
-            for r in range(n_res):
-                a = c * per[j, r]
-                free[0, r] -= a
-                total[r] -= a
-                taken += a
-        else:
-            taken = _start(m, free, total, per, j, c, out_nodes, pos)
-            if taken < 0:
-                break
+        taken = _start(m, free, total, per, j, c, out_nodes, pos, one_node)
+        if taken < 0:
+            break
         left -= taken
         out_jobs[k] = j
         seg[k] = pos
@@ -477,8 +463,7 @@ def easy_kernel(
             if may_fit and fits(m, free, c, per[j]):
                 fit[nf] = j
                 nf += 1
-        # sorted by prediction in the scratch the reservation no longer needs: the
-        # predicted ends' words take the keys, then the sorted jobs
+        # sorted by prediction in the predicted ends' scratch (keys, then the sorted jobs)
         keys = ends_buf[:nf]
         for a in range(nf):
             keys[a] = pred[fit[a]]

@@ -196,16 +196,9 @@ class Simulator:
         self.view = SystemView(self)
 
     def _reset_predictor(self) -> None:
-        w = self.workload
-        self.predictor.reset(w if self.predictor.needs_runtime else w.public)
+        self.predictor.reset(self.workload if self.predictor.needs_runtime else self.workload.public)
         # asked at every event: bound once, after reset (a wrapper binds its inner's there)
         self._has_revised = self.predictor.has_revised
-
-    def _untouched(self) -> bool:
-        """Whether the engine is as :meth:`reset` left it: no run begun, no instant, wake or amendment."""
-        return not (
-            self._ran or self._next_arrival or self._events or self._amended or self.decisions or self.n_done
-        )
 
     @property
     def free(self) -> np.ndarray:
@@ -716,9 +709,9 @@ class Simulator:
                 started nothing while no event was left to wake it.
         """
         d = as_dispatcher(dispatcher)
-        # as built (or reset), the buffers stay; the predictor and the view of its
-        # predictions are made anew all the same (another simulator may share the predictor)
-        if self._untouched():
+        # untouched since built or reset (no run, instant, wake or amendment): the buffers
+        # stay, the predictor and its view are made anew (another simulator may share it)
+        if not (self._ran or self._next_arrival or self._events or self._amended or self.decisions):
             self._reset_predictor()
             self.view = SystemView(self)
         else:
