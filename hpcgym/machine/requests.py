@@ -203,12 +203,12 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if rows.ndim == 2 and rows.size and rows.min() >= 0:
         # column by column: numpy reduces a narrow matrix over axis 0 twenty times slower
         span = [int(rows[:, c].max()) + 1 for c in range(rows.shape[1])]
-        if math.prod(span) < 2**62:
+        total = math.prod(span)
+        if total < 2**62:
             key = np.zeros(len(rows), dtype=np.int64)
             for c, base in enumerate(span):
                 key *= base
                 key += rows[:, c]
-            total = math.prod(span)
             if total <= 4 * len(rows) + 65_536:  # few possible keys: mark them, no sort
                 seen = np.zeros(total, dtype=bool)
                 seen[key] = True
