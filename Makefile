@@ -15,13 +15,20 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-$(DEMO_STAMP): pyproject.toml | $(PY)
+# The install compiles hpcgym's native core once (setup.py, hpcgym/common/native.py): it needs a C
+# compiler; without one the install goes on and the first run compiles its kernels instead.
+NATIVE_NOTE = @command -v cc >/dev/null 2>&1 && echo "hpcgym: installing; the native core compiles once (about a minute)" \
+	|| echo "hpcgym: no C compiler (cc): installing without the native core, so the first run compiles kernels (about 30 s)"
+
+$(DEMO_STAMP): pyproject.toml setup.py | $(PY)
+	$(NATIVE_NOTE)
 	$(PY) -m pip install --quiet -e .
 	touch $(DEMO_STAMP)
 
-$(FULL_STAMP): pyproject.toml | $(PY)
+$(FULL_STAMP): pyproject.toml setup.py | $(PY)
 	# The CPU build of torch first: a bare requirement would pull a multi-GB CUDA build.
 	$(PY) -m pip install --quiet "torch==2.13.0"
+	$(NATIVE_NOTE)
 	$(PY) -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $(FULL_STAMP)
 
@@ -67,4 +74,4 @@ lint: $(FULL_STAMP)
 	$(VENV)/bin/mypy hpcgym
 
 clean:
-	rm -rf $(VENV) $(RLLIB_VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) $(RLLIB_VENV) build *.egg-info .pytest_cache .hypothesis hpcgym/common/_native_core*

@@ -3,8 +3,10 @@
 Every figure is a fresh interpreter (``python -m hpcgym demo``, ``python -c "import
 hpcgym"``) started from a tree's root. A cold run gets an empty cache folder of its own
 through ``NUMBA_CACHE_DIR`` (numba then reads and writes its cache only there), which is
-what a fresh install sees; nothing of the tree's own cache is read or removed. Seconds
-are wall time and the child's CPU time (user + system), medians of ``--repeat`` runs.
+what a fresh install sees; nothing of the tree's own cache is read or removed. A tree with a
+current native core (``hpcgym/common/native.py``, built by ``pip install -e .``) is also run
+cold with the core off (``cold_no_core``: an install without a C compiler). Seconds are wall
+time and the child's CPU time (user + system), medians of ``--repeat`` runs.
 
 ``make bench`` calls :func:`run` (this tree only). Run directly, it can compare with an
 earlier commit, whose files ``git archive`` extracts into a temporary folder; the two
@@ -31,12 +33,20 @@ REPO = Path(__file__).resolve().parent.parent
 REPEATS = 3
 
 
-def timed(argv: Sequence[str], tree: Path, cache: Path | None = None) -> tuple[float, float]:
-    """Wall and CPU seconds of ``python argv`` run in ``tree`` (with its own numba cache folder)."""
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+def timed(
+    argv: Sequence[str], tree: Path, cache: Path | None = None, core: bool = True
+) -> tuple[float, float]:
+    """Wall and CPU seconds of ``python argv`` run in ``tree`` (with its own numba cache folder).
+
+    ``core=False`` turns the native core off (``HPCGYM_NATIVE=0``): what an install without a
+    C compiler, or an older commit, gets.
+    """
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "HPCGYM_NATIVE")}
     env["PYTHONPATH"] = str(tree)
     if cache is not None:
         env["NUMBA_CACHE_DIR"] = str(cache)
+    if not core:
+        env["HPCGYM_NATIVE"] = "0"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run([sys.executable, *argv], cwd=tree, env=env, check=True, capture_output=True)
@@ -44,6 +54,15 @@ def timed(argv: Sequence[str], tree: Path, cache: Path | None = None) -> tuple[f
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu
+
+
+def native_status(tree: Path) -> str:
+    """What ``hpcgym.common.native.status()`` says in ``tree`` ("none" before the native core)."""
+    code = "from hpcgym.common import native; print(native.status())"
+    env = {k: v for k, v in os.environ.items() if k != "HPCGYM_NATIVE"}
+    env["PYTHONPATH"] = str(tree)
+    done = subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else "none"
 
 
 def measure(trees: dict[str, Path], repeats: int) -> dict[str, dict[str, list[float]]]:
@@ -64,6 +83,11 @@ def measure(trees: dict[str, Path], repeats: int) -> dict[str, dict[str, list[fl
                 wall, _ = timed(["-c", "import hpcgym"], tree, cache)
                 fig.setdefault("import_wall_s", []).append(wall)
                 shutil.rmtree(cache, ignore_errors=True)
+                if native_status(tree).startswith("loaded"):  # and without it, on an empty cache
+                    wall, cpu = timed(demo, tree, cache, core=False)
+                    fig.setdefault("cold_no_core_wall_s", []).append(wall)
+                    fig.setdefault("cold_no_core_cpu_s", []).append(cpu)
+                    shutil.rmtree(cache, ignore_errors=True)
     return out
 
 
@@ -95,6 +119,8 @@ def main() -> int:
         meds = [statistics.median(figs[name][key]) for name in trees]
         cells = " | ".join(f"{m:.2f}" for m in meds)
         print(f"| {key} | {cells} |" + (f" {meds[-1] / meds[0]:.2f} |" if compare else ""))
+    for name, tree in trees.items():
+        print(f"{name}: native core {native_status(tree)}")
     for name in trees:
         runs = "; ".join(f"{k} " + ", ".join(f"{v:.2f}" for v in vs) for k, vs in figs[name].items())
         print(f"{name}: {runs}")

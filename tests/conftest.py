@@ -20,6 +20,10 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+# Every call of a native kernel (hpcgym.common.native) first checks its arguments' types against
+# the one signature it was compiled for: the whole suite checks that the callers keep to it.
+os.environ.setdefault("HPCGYM_NATIVE", "check")
+
 from hpcgym.workloads import Workload
 
 settings.register_profile(

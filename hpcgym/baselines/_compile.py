@@ -85,6 +85,10 @@ def announce_compilation_of(kernels: Iterable[Any], stream: TextIO | None = None
     # a command may compile more than one family (an evaluation: EASY's event loop, then
     # PRB's kernel, ...): its second notice says "more"
     what = "more kernels" if _said else "kernels, first run only"
+    from hpcgym.common import native
+
+    if native.status().startswith("stale"):  # an editable install whose kernels were edited
+        what += " (the native core is older than the sources: `pip install -e .` rebuilds it)"
     _said = True
     print(f"hpcgym: compiling {what} ...", end="", file=out, flush=True)
     t0 = time.perf_counter()

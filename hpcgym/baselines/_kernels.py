@@ -11,12 +11,10 @@ their placements, concatenated, into ``out_nodes``, and returns how many of each
 wrote: ``(jobs, node entries)``. Writing into the caller's buffers spares numba boxing
 new arrays on every decision.
 
-What the first run compiles: a dispatcher loads only its own family in ``reset``
-(:func:`load_kernels`; FCFS, SJF/LJF, the queue-order heuristics and replay share
-:func:`order_decide`); FCFS, SJF/LJF and EASY load the compiled event loop instead
-(:mod:`hpcgym.baselines._loop`), which compiles their kernels inside itself. The kernels
-are ``inline="always"`` into the adapters (``*_decide``), so each is compiled once, there;
-every call passes the same argument types (no literals: :data:`NO_LITERAL_ZERO`).
+What the first run compiles: a dispatcher loads its own family in ``reset`` (:func:`load_kernels`;
+FCFS, SJF/LJF and EASY: the event loop, :mod:`hpcgym.baselines._loop`, with their kernels inside;
+families in the native core, :mod:`hpcgym.common.native`, compile nothing). The kernels are
+``inline="always"`` into the adapters (``*_decide``); every call passes the same argument types.
 """
 
 from __future__ import annotations
@@ -27,6 +25,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
+from hpcgym.common import native
 from hpcgym.common._views import borrowed, matrix
 from hpcgym.machine import BEST_FIT, Nodes, fits, place, take
 from hpcgym.machine.allocator import stable_argsort, stable_argsort_into
@@ -714,9 +713,8 @@ FAMILIES = ("order", "prb", "easy", "easy-first", "easy-order", "loop", "loop-pr
 _loaded: set[str] = set()
 
 LOOPS: dict[str, tuple[Any, Callable[[Any], None]]] = {}
-"""The compiled event loop's family (``loop``): its entry point and a
-warm-up that calls it with a small workload. :mod:`hpcgym.baselines._loop` fills it when it is
-imported (it imports this module's kernels, so this module cannot import it)."""
+"""The event loops' families: entry point and warm-up (a call on a small workload), filled by
+:mod:`hpcgym.baselines._loop` (it imports this module's kernels, so this module cannot import it)."""
 
 
 def entry_points(family: str) -> list[Any]:
@@ -739,11 +737,10 @@ def entry_points(family: str) -> list[Any]:
 def load_kernels(*families: str) -> None:
     """Compile or load the kernels of ``families`` and the engine's now, once per process.
 
-    A dispatcher loads its own family in ``reset``, so a run's clock measures simulation
-    only and a run compiles nothing it does not use; with no family named, every one is
-    loaded (a sweep, before its workers start). If the notice is on (see
-    :func:`hpcgym.baselines._compile.announce_compilation`) and a kernel about to be
-    compiled has no cache, one line on stderr says so.
+    A dispatcher loads its own family in ``reset``, so a run's clock measures simulation only and a
+    run compiles nothing it does not use; with no family named, every one is loaded (a sweep, before
+    its workers start). If the notice is on (:func:`hpcgym.baselines._compile.announce_compilation`)
+    and a kernel about to be compiled has no cache, one line on stderr says so.
 
     Raises:
         KeyError: an unknown family (not in :data:`FAMILIES`).
@@ -753,8 +750,11 @@ def load_kernels(*families: str) -> None:
         return
     from hpcgym.baselines._compile import announce_compilation_of
 
-    with announce_compilation_of([k for f in todo for k in entry_points(f)]):
-        _warm_up(todo)
+    # a family whose every entry point is in the native core (hpcgym.common.native) is ready
+    compile = [f for f in todo if not all(native.has(k) for k in entry_points(f))]
+    with announce_compilation_of([k for f in compile for k in entry_points(f)]):
+        if compile:
+            _warm_up(compile)
     _loaded.update(todo)
 
 

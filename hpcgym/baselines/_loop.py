@@ -52,6 +52,7 @@ from hpcgym.baselines._kernels import (
     load_kernels,
     order_decide,
 )
+from hpcgym.common import native
 from hpcgym.common._views import borrowed
 from hpcgym.predict import _kernels as pk
 from hpcgym.predict.loop import runs_compiled
@@ -533,15 +534,17 @@ def run_compiled(
     ctl = st.ctl
     while ctl[ek.C_STATUS] == ek.RUNNING_ON:
         before = int(ctl[ek.C_DONE])
+        # the arguments have the types of the native core's examples (_loop_args below): the
+        # engine's own buffers (hpcgym.sim.loop.loop_state), Python scalars, a float tuple
         if hooks:
-            st.log[0] = run_loop_predicting(
+            st.log[0] = native.get(run_loop_predicting)(
                 st.mem, st.clock, ctl, st.submit, st.runtime, st.estimate, st.prediction,
                 st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
                 int(kind), bool(every_fit), int(sort), rule, out, reservation, chunk,
                 st.first_prediction, st.alarm, st.predictor, st.log[0],
             )  # fmt: skip
         else:
-            run_loop(
+            native.get(run_loop)(
                 st.mem, st.clock, ctl, st.submit, st.runtime, st.estimate, st.prediction,
                 st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
                 int(kind), bool(every_fit), int(sort), rule, out, reservation, chunk,
@@ -552,34 +555,38 @@ def run_compiled(
     return True
 
 
-def _warm_up(w: Workload) -> None:
-    """Call :func:`run_loop` with the types a run passes (see :data:`LOOPS`)."""
+def _loop_args(w: Workload, predicting: bool) -> tuple[Any, ...]:
+    """Arguments of :func:`run_loop` (or :func:`run_loop_predicting`) of the types a run passes."""
+    from hpcgym.predict import Corrected, UserHistory
     from hpcgym.sim import Simulator
 
-    st = loop_state(Simulator(w))
-    loop: Any = run_loop  # numba's stubs type a dispatcher's call by its first signature
-    loop(
+    st = loop_state(Simulator(w, predictor=Corrected(UserHistory()) if predicting else None))
+    args = (
         st.mem, st.clock, st.ctl, st.submit, st.runtime, st.estimate, st.prediction,
         st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
         EASY, False, ARRIVAL, (1.0, False, False, False), np.zeros(2 * len(w), dtype=np.int64),
         np.zeros(RESERVATION_FIELDS), len(w) + 1,
     )  # fmt: skip
+    return (*args, st.first_prediction, st.alarm, st.predictor, st.log[0]) if predicting else args
+
+
+def _warm_up(w: Workload) -> None:
+    """Call :func:`run_loop` with the types a run passes (see :data:`LOOPS`)."""
+    loop: Any = run_loop  # numba's stubs type a dispatcher's call by its first signature
+    loop(*_loop_args(w, False))
 
 
 def _warm_up_predicting(w: Workload) -> None:
     """Call :func:`run_loop_predicting` with the types a run passes (see :data:`LOOPS`)."""
-    from hpcgym.predict import Corrected, UserHistory
-    from hpcgym.sim import Simulator
-
-    st = loop_state(Simulator(w, predictor=Corrected(UserHistory())))
     loop: Any = run_loop_predicting
-    loop(
-        st.mem, st.clock, st.ctl, st.submit, st.runtime, st.estimate, st.prediction,
-        st.start, st.end, st.killed, st.ended, st.heap_t, st.heap_s, st.heap_j, st.kill,
-        EASY, False, ARRIVAL, (1.0, False, False, False), np.zeros(2 * len(w), dtype=np.int64),
-        np.zeros(RESERVATION_FIELDS), len(w) + 1, st.first_prediction, st.alarm, st.predictor, st.log[0],
-    )  # fmt: skip
+    loop(*_loop_args(w, True))
+
+
+def _example_workload() -> Workload:
+    return Workload.from_columns([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [1, 1, 2], [1.0, 1.0, 1.0], procs=2)
 
 
 LOOPS["loop"] = (run_loop, _warm_up)
 LOOPS["loop-predicting"] = (run_loop_predicting, _warm_up_predicting)
+native.register(run_loop, lambda: _loop_args(_example_workload(), False))
+native.register(run_loop_predicting, lambda: _loop_args(_example_workload(), True))

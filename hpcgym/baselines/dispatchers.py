@@ -68,7 +68,8 @@ class _Buffers:
             self.view = view
             self.n = len(view.chunks)
             nodes, n_res = view.free.shape
-            work = work_words(nodes, n_res, self.n)  # the kernels' scratch, after the placements
+            # the kernels' scratch, after the placements (a formula: Python computes it, nothing compiles)
+            work = work_words.py_func(nodes, n_res, self.n)
             self.out = np.zeros(self.n + int(view.placement_ptr[-1]) + work, dtype=np.int64)
         return self
 

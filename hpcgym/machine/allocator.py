@@ -47,6 +47,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numba import njit
 
+from hpcgym.common import native
 from hpcgym.common._views import borrowed
 
 FIRST_FIT = 0
@@ -223,6 +224,15 @@ def fits(machine: NodesArg, free: np.ndarray, chunks: int, v: np.ndarray) -> boo
         if need <= 0:
             return True
     return False
+
+
+def _fits_example() -> tuple[Any, ...]:
+    """Arguments of the types :func:`hpcgym.machine.requests.align_requests` passes to :func:`fits`."""
+    capacity = np.ones((1, 1), dtype=np.int64)
+    return Nodes(capacity, np.ones(1, dtype=np.int64), False, 0), capacity, 1, np.ones(1, dtype=np.int64)
+
+
+native.register(fits, _fits_example)
 
 
 @njit(cache=True)

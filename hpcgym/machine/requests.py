@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hpcgym.common import native
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.machine.allocator import Nodes, fits
 from hpcgym.machine.model import Machine
@@ -169,12 +170,13 @@ def align_requests(
         # whether a request fits the empty machine is monotone (fewer chunks, or less of
         # any resource, fit where more did): when the largest of every column fits, all do
         top = np.ascontiguousarray([int(shapes[:, c].max()) for c in range(shapes.shape[1])], dtype=np.int64)
-        everything_fits = bool(fits(nodes, cap, int(top[0]), np.ascontiguousarray(top[1:])))
+        fits_ = native.get(fits)  # the types of its registered example (allocator.py)
+        everything_fits = bool(fits_(nodes, cap, int(top[0]), np.ascontiguousarray(top[1:])))
         for s, row in enumerate(() if everything_fits else shapes):
             v = np.ascontiguousarray(row[1:])
-            if not fits(nodes, cap, 1, v):
+            if not fits_(nodes, cap, 1, v):
                 code[s] = 2
-            elif not fits(nodes, cap, int(row[0]), v):
+            elif not fits_(nodes, cap, int(row[0]), v):
                 code[s] = 3
         reason[ok] = code[inverse]
     return chunks, out, reason

@@ -23,8 +23,8 @@ sorted. Semantics (design card):
   jobs still wait, the dispatcher would wait forever and :meth:`Simulator.run` raises.
 
 The machine is a :class:`~hpcgym.machine.Machine` of nodes x resource types; the engine
-owns its free matrix and asks the one allocator (:mod:`hpcgym.machine.allocator`) where jobs
-go. The engine imports numpy and numba only: no gymnasium, torch or ortools.
+owns its free matrix and asks the one allocator (:mod:`hpcgym.machine.allocator`) where jobs go
+(its kernels through the native core, :mod:`hpcgym.common.native`); no gymnasium, torch or ortools.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from hpcgym.common import native
 from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError
 from hpcgym.machine import UNPLACEABLE_REASONS, Machine, align_requests, unique_rows
 from hpcgym.predict import Predictor, Walltime
@@ -59,6 +60,11 @@ _PER_RUN = tuple(
     "_events _alarm _ended".split()
 )
 """What :meth:`Simulator.reset` makes anew for a run (it lets the old go first)."""
+
+
+def _int_vector(a: object) -> bool:
+    """Whether ``a`` is a contiguous 1-d int64 array: the kernels' (and the native core's) one type."""
+    return type(a) is np.ndarray and a.dtype is _INT64 and a.ndim == 1 and a.flags.c_contiguous
 
 
 def _floats(values: np.ndarray) -> array:
@@ -282,7 +288,7 @@ class Simulator:
     def _arrive_until(self, stop: int) -> None:
         """Submit the jobs from the next arrival up to ``stop`` (exclusive) at ``now``."""
         first = self._next_arrival
-        ek.instant(self._mem, 0, first, stop, False)
+        native.get(ek.instant)(self._mem, 0, first, stop, False)
         self._nq += stop - first
         self._next_arrival = stop
         self._qver += 1
@@ -351,7 +357,7 @@ class Simulator:
         """
         if not self._nq:
             return False
-        return bool(ek.any_waiting_fits(self._mem))
+        return bool(native.get(ek.any_waiting_fits)(self._mem))
 
     # ----------------------------------------------------------------- events
     def _step_instant(self, check: bool = False) -> int:
@@ -410,7 +416,7 @@ class Simulator:
             self._next_arrival = stop
             self._qver += 1
         # one compiled call frees the ended jobs' nodes, queues the arrivals and checks fits
-        fit = ek.instant(self._mem, count, na, stop, check and self._nq > 0)
+        fit = native.get(ek.instant)(self._mem, count, na, stop, check and self._nq > 0)
         if stop > na:
             self._submitted_queued(na, stop)
         return 1 if fit else 0
@@ -629,16 +635,16 @@ class Simulator:
         if type(js) is tuple and len(js) == 1 and type(js[0]) is int:  # the environment's one job
             js = self._one
             js[0] = jobs[0]  # type: ignore[index]
-        elif type(js) is not np.ndarray or js.dtype is not _INT64 or js.ndim != 1 or js.base is self._mem:
+        elif not _int_vector(js) or js.base is self._mem:
             js = self._job_array(jobs)
         given = nodes is not None
         ns = nodes
         if not given:
             ns = js  # unused by the kernel
-        elif type(ns) is not np.ndarray or ns.dtype is not _INT64 or ns.ndim != 1:
+        elif not _int_vector(ns):
             ns = np.ascontiguousarray(nodes, dtype=np.int64).reshape(-1)
         now = self.now
-        k, code = ek.commit(self._mem, self.start_time, now, js, ns, given)
+        k, code = native.get(ek.commit)(self._mem, self.start_time, now, js, ns, given)
         if k:
             self._qver += 1
             self._rver += 1
@@ -722,7 +728,9 @@ class Simulator:
         n = len(self.workload)
         if progress is None:
             progress = n > 20_000 and sys.stderr.isatty()
-        bar = _progress_bar(n, d.name) if progress else None
+        from tqdm import tqdm  # a dependency; imported only here (import hpcgym stays quick)
+
+        bar = tqdm(total=n, desc=d.name, unit="job", file=sys.stderr, leave=False) if progress else None
         view = self.view
         t0 = time.perf_counter()
         # the whole loop in one compiled call, if the dispatcher can and nothing needs Python
@@ -790,11 +798,3 @@ class Simulator:
             placement_ptr=self._a.placement_ptr.copy(),
             placement_nodes=self._a.placement_nodes.copy(),
         )
-
-
-def _progress_bar(total: int, desc: str):  # type: ignore[no-untyped-def]
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm is a dependency
-        return None
-    return tqdm(total=total, desc=desc, unit="job", file=sys.stderr, leave=False)

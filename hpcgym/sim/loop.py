@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from hpcgym.common import native
 from hpcgym.common.errors import InvalidDecisionError
 from hpcgym.predict._kernels import CFG_CORRECTION, CFG_KIND, FIXED, NO_CORRECTION, PredictorArrays
 from hpcgym.predict.loop import adopt_predictor, loop_predictor, runs_compiled
@@ -186,3 +187,29 @@ def adopt_loop(sim: Simulator, state: LoopState, name: str) -> None:
             f"t={sim.now:g} (code {int(ctl[ek.C_REFUSED_CODE])}); "
             "the compiled kernel placed a job that does not fit"
         )
+
+
+def _example_engine() -> Simulator:
+    """A small engine whose buffers have the types of every engine's (the native core's examples)."""
+    from hpcgym.sim.engine import Simulator
+    from hpcgym.workloads import Workload
+
+    w = Workload.from_columns([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [1, 1, 2], [1.0, 1.0, 1.0], procs=2)
+    return Simulator(w)
+
+
+def _example_jobs() -> np.ndarray:
+    return np.zeros(1, dtype=np.int64)
+
+
+# The engine's kernels its Python methods call (hpcgym.sim.engine, hpcgym.sim.view), with the
+# argument types they pass: the buffer, Python ints and bools, contiguous int64 job arrays.
+native.register(ek.instant, lambda: (_example_engine()._mem, 0, 0, 0, False))
+native.register(ek.any_waiting_fits, lambda: (_example_engine()._mem,))
+native.register(ek.compact, lambda: (_example_engine()._mem,))
+native.register(ek.fits_job, lambda: (_example_engine()._mem, 0))
+native.register(ek.fits_jobs, lambda: (_example_engine()._mem, _example_jobs(), np.zeros(1, dtype=bool)))
+native.register(
+    ek.commit,
+    lambda: ((s := _example_engine())._mem, s.start_time, 0.0, _example_jobs(), _example_jobs(), False),
+)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from hpcgym.common import native
 from hpcgym.sim import _kernels as ek
 
 __all__ = ["SystemView"]
@@ -186,7 +187,7 @@ class SystemView:
         if self._qver != sim._qver:
             mem = sim._mem
             if mem[ek.H_QTOMBS]:
-                ek.compact(mem)
+                native.get(ek.compact)(mem)
             self._qcache = self._qseg[mem[ek.H_QLO] : mem[ek.H_QHI]]
             self._qver = sim._qver
         return self._qcache
@@ -210,13 +211,13 @@ class SystemView:
 
     def fits(self, job: int) -> bool:
         """Whether ``job`` fits the free resources now (the allocator decides)."""
-        return bool(ek.fits_job(self._sim._mem, int(job)))
+        return bool(native.get(ek.fits_job)(self._sim._mem, int(job)))
 
     def fits_each(self, jobs: np.ndarray) -> np.ndarray:
         """Whether each of ``jobs`` fits the free resources now (a new bool array)."""
         js = np.ascontiguousarray(jobs, dtype=np.int64).reshape(-1)
         out = np.zeros(len(js), dtype=bool)
-        ek.fits_jobs(self._sim._mem, js, out)
+        native.get(ek.fits_jobs)(self._sim._mem, js, out)
         return out
 
     @property
@@ -224,8 +225,9 @@ class SystemView:
         """Whether each waiting job (in :attr:`queue` order) fits now (read-only)."""
         sim = self._sim
         if self._fitqver != sim._qver or self._fitfver != sim._fver:
-            q = self.queue
-            ek.fits_jobs(sim._mem, q, self._fitbuf)
+            q = self.queue  # compacted: the waiting jobs are mem[H_QLO:H_QHI] of the queue segment
+            mem = sim._mem  # its writable alias, of the kernel's one signature
+            native.get(ek.fits_jobs)(mem, sim._a.queue[mem[ek.H_QLO] : mem[ek.H_QHI]], self._fitbuf)
             self._fitcache = self._fitro[: len(q)]
             self._fitqver, self._fitfver = sim._qver, sim._fver
         return self._fitcache

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from hpcgym.baselines import _compile, _kernels, make_policy
+from hpcgym.common import native
 from hpcgym.sim import Simulator
 from hpcgym.sim import _kernels as ek
 
@@ -14,11 +15,17 @@ SMALL = [(0, 10, 2, 10), (0, 5, 3, 5), (1, 2, 1, 2)]
 
 @pytest.fixture
 def warmed(monkeypatch):
-    """The families a dispatcher's reset asks to compile, in a process that has loaded none."""
+    """The families a dispatcher's reset asks to compile, in a process that has loaded none.
+
+    Without the native core (tests/common/test_native.py: with it, its families compile nothing).
+    """
+    monkeypatch.setenv("HPCGYM_NATIVE", "0")
+    native.reload()
     calls: list[list[str]] = []
     monkeypatch.setattr(_kernels, "_loaded", set())
     monkeypatch.setattr(_kernels, "_warm_up", lambda families: calls.append(list(families)))
-    return calls
+    yield calls
+    native.reload()
 
 
 @pytest.mark.parametrize(
@@ -65,6 +72,7 @@ def test_every_family_names_compiled_entry_points():
 def test_the_notice_is_said_only_when_on_and_only_around_cold_kernels(monkeypatch, capsys):
     kernels = _kernels.entry_points("easy")
     monkeypatch.setattr(_compile, "cold_kernels", lambda ks: ["easy_decide"])
+    monkeypatch.setattr(native, "status", lambda: "loaded (9 kernels)")
     before = _compile.announce_compilation(False)
     try:
         with _compile.announce_compilation_of(kernels) as said:
@@ -82,9 +90,23 @@ def test_the_notice_is_said_only_when_on_and_only_around_cold_kernels(monkeypatc
     assert err.count("compiling") == 1
 
 
+def test_the_notice_says_when_the_native_core_is_older_than_the_sources(monkeypatch, capsys):
+    monkeypatch.setattr(_compile, "cold_kernels", lambda ks: ["easy_decide"])
+    monkeypatch.setattr(native, "status", lambda: "stale (sources changed since the build): ...")
+    before = _compile.announce_compilation(True)
+    try:
+        with _compile.announce_compilation_of(_kernels.entry_points("easy")):
+            pass
+    finally:
+        _compile.announce_compilation(before)
+    err = capsys.readouterr().err
+    assert "the native core is older than the sources: `pip install -e .` rebuilds it" in err
+
+
 def test_a_second_notice_of_one_command_says_more(monkeypatch, capsys):
     kernels = _kernels.entry_points("easy")
     monkeypatch.setattr(_compile, "cold_kernels", lambda ks: ["easy_decide"])
+    monkeypatch.setattr(native, "status", lambda: "loaded (9 kernels)")
     before = _compile.announce_compilation(True)
     try:
         for _ in range(2):
