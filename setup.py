@@ -1,15 +1,18 @@
 """Build hpcgym: the package (pyproject.toml) and its native core, compiled ahead of time.
 
-The native core (``hpcgym.common._native_core``, see ``hpcgym/common/native.py``) is the
-kernels a run calls from Python, compiled once here by numba's ahead-of-time compiler so
-that a fresh install's first run does not compile them. It needs a C compiler. Without one,
-or if the build fails, the install goes on without it (an optional extension) and the
-kernels are compiled on first use, as numba always does; ``HPCGYM_NATIVE_BUILD=0`` skips it.
+The native core (``hpcgym/common/native.py``) is the kernels a run calls from Python,
+compiled once here by numba's ahead-of-time compiler so that a fresh install's first run
+does not compile them: two extensions, the simulator's (``hpcgym.common._native_core``) and
+the environment's (``hpcgym.common._native_env``), each compiled in a process of its own, in
+parallel. It needs a C compiler. Without one, or if a build fails, the install goes on without
+that extension (they are optional) and its kernels are compiled on first use, as numba always
+does; ``HPCGYM_NATIVE_BUILD=0`` skips both.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -18,48 +21,62 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
-CORE = "hpcgym.common._native_core"
-# the modules that register the native core's kernels (hpcgym.common.native.register)
-REGISTERING = ("hpcgym.machine.allocator", "hpcgym.sim.loop", "hpcgym.baselines._loop")
+# extension -> (part, the modules that register its kernels with hpcgym.common.native.register)
+NATIVE = {
+    "hpcgym.common._native_core": (
+        "core",
+        ("hpcgym.machine.allocator", "hpcgym.sim.loop", "hpcgym.baselines._loop"),
+    ),
+    "hpcgym.common._native_env": ("env", ("hpcgym.env.observations", "hpcgym.env.dispatch")),
+}
+BUILD = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {root!r})  # this tree's hpcgym, not an installed one
+from hpcgym.common import native
+native.build(Path({out!r}), {modules!r}, {part!r})
+"""
 
 
 class BuildNative(build_ext):
-    """Builds the native core with numba's ``pycc`` instead of compiling C sources."""
+    """Builds the native core's extensions with numba's ``pycc``, in parallel, not from C sources."""
 
-    def build_extension(self, ext: Extension) -> None:
-        if ext.name != CORE:
-            super().build_extension(ext)
+    def build_extensions(self) -> None:
+        native = [ext for ext in self.extensions if ext.name in NATIVE]
+        for ext in self.extensions:
+            if ext not in native:
+                self.build_extension(ext)
+        if not native:
             return
-        from setuptools.errors import CompileError
-
         if os.environ.get("HPCGYM_NATIVE_BUILD", "1") == "0":
-            raise CompileError("HPCGYM_NATIVE_BUILD=0: the native core is not built")
-        target = Path(self.get_ext_fullpath(ext.name))
-        sys.path.insert(0, str(ROOT))  # this tree's hpcgym, not an installed one
-        try:
-            from hpcgym.common import native
-
-            print("hpcgym: compiling the native core (about a minute, once per install) ...", flush=True)
-            t0 = time.perf_counter()
-            built = native.build(target.parent, REGISTERING)
-            if built != target:
-                built.replace(target)
-            self._native_meta = target.with_name(f"{native.EXTENSION}.json")
-            print(f"hpcgym: native core built in {time.perf_counter() - t0:.0f} s", flush=True)
-        except Exception as e:  # no C compiler, an unsupported platform: numba compiles at run time
-            raise CompileError(f"hpcgym: native core not built ({type(e).__name__}: {e})") from e
-        finally:
-            sys.path.remove(str(ROOT))
+            print("hpcgym: HPCGYM_NATIVE_BUILD=0: no native core; kernels compile on first use", flush=True)
+            return
+        print("hpcgym: compiling the native core (about a minute, once per install) ...", flush=True)
+        t0 = time.perf_counter()
+        self._native_meta = []
+        running = []
+        for ext in native:
+            part, modules = NATIVE[ext.name]
+            target = Path(self.get_ext_fullpath(ext.name))
+            code = BUILD.format(root=str(ROOT), out=str(target.parent), modules=modules, part=part)
+            running.append((ext, target, subprocess.Popen([sys.executable, "-c", code])))
+        for ext, target, proc in running:
+            if proc.wait() == 0 and target.exists():
+                self._native_meta.append(target.with_name(target.name.split(".")[0] + ".json"))
+            else:  # no C compiler, an unsupported platform: numba compiles these kernels at run time
+                print(f"hpcgym: {ext.name} not built (exit status {proc.returncode}); its kernels "
+                      "compile on first use", flush=True)  # fmt: skip
+        print(f"hpcgym: native core built in {time.perf_counter() - t0:.0f} s", flush=True)
 
     def copy_extensions_to_source(self) -> None:
-        """In place (an editable install): the core's signatures file goes beside it too."""
+        """In place (an editable install): the signatures files go beside the extensions too."""
         super().copy_extensions_to_source()
-        meta = getattr(self, "_native_meta", None)
-        if meta is not None and meta.exists():
-            self.copy_file(str(meta), str(ROOT / "hpcgym" / "common" / meta.name))
+        for meta in getattr(self, "_native_meta", []):
+            if meta.exists():
+                self.copy_file(str(meta), str(ROOT / "hpcgym" / "common" / meta.name))
 
 
 setup(
-    ext_modules=[Extension(CORE, sources=[], optional=True)],
+    ext_modules=[Extension(name, sources=[], optional=True) for name in NATIVE],
     cmdclass={"build_ext": BuildNative},
 )

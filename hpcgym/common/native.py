@@ -1,27 +1,30 @@
 """The native core: the kernels a run calls from Python, compiled ahead of time at install.
 
 numba compiles a kernel the first time it is called and caches it on disk; on a fresh
-install that first run spends most of its time compiling (the event loop alone, about 30 s).
-The kernels Python calls directly -- the compiled event loops, the engine's step kernels and
-the allocator's ``fits`` -- are therefore also compiled once when the package is built, by
-numba's ahead-of-time compiler (``numba.pycc``), into the extension module
-``hpcgym.common._native_core``. :func:`get` returns a kernel's native version when the
-core is there and was built from the package's current sources, and the numba kernel itself
-otherwise (no compiler at install, a platform without a build, sources edited since):
-the native and the numba kernel are one source compiled by one compiler, so every schedule is
-the same either way, only the first run's compile time differs.
+install that first run spends most of its time compiling (the event loop alone, about 30 s;
+the environment's step about 30 s more). The kernels Python calls directly -- the compiled
+event loops, the engine's step kernels, the allocator's ``fits``, the environment's compiled
+step and its histograms -- are therefore also compiled once when the package is built, by
+numba's ahead-of-time compiler (``numba.pycc``), into two extension modules (:data:`PARTS`:
+``hpcgym.common._native_core`` and ``_native_env``, built in parallel). :func:`get` returns a
+kernel's native version when the core is there and was built from the package's current
+sources, and the numba kernel itself otherwise (no compiler at install, a platform without a
+build, sources edited since): the native and the numba kernel are one source compiled by one
+compiler, so every schedule is the same either way, only the first run's compile time differs.
 
 * **Which kernels.** A module registers a kernel with :func:`register`: the numba dispatcher
   and a function returning arguments of the exact types its Python callers pass (the native
   version is compiled for that one signature, as numba would be on the first call). The build
   (:func:`build`) imports the registering modules, types those arguments with
-  ``numba.typeof`` and compiles every kernel into one extension. A kernel is known by its
-  module and name (``hpcgym.sim._kernels.instant``), so :func:`get` needs no registration.
-* **When a native is stale.** The build writes ``_native_core.json`` beside the extension: the
-  SHA-256 digest of every ``.py`` file of the packages the kernels are compiled from
-  (:data:`PACKAGES`) and each export's signature. The core is used only while that digest
-  matches the installed sources (checked once, on the first :func:`get`), so an editable
-  install whose kernels were edited falls back to numba until it is reinstalled.
+  ``numba.typeof`` and compiles every kernel of a part into its extension. A kernel is known
+  by its module and name (``hpcgym.sim._kernels.instant``), so :func:`get` needs no
+  registration.
+* **When a native is stale.** The build writes a signatures file beside each extension
+  (``_native_core.json``, ``_native_env.json``): the SHA-256 digest of every ``.py`` file of
+  the packages the kernels are compiled from (:data:`PACKAGES`) and each export's signature.
+  The core is used only while that digest matches the installed sources (checked once, on
+  the first :func:`get`), so an editable install whose sources were edited falls back to
+  numba until it is reinstalled.
 * **Argument types.** A native kernel converts its arguments by its one signature and checks
   no more than an array's item size; its Python callers pass the types of the registered
   example (each call site says how it guarantees them). ``HPCGYM_NATIVE=check`` makes every
@@ -42,8 +45,10 @@ from typing import Any
 from hpcgym.common.files import write_atomic
 
 EXTENSION = "_native_core"
-"""The extension's module name, in this package (``hpcgym.common._native_core``)."""
-PACKAGES = ("common", "machine", "workloads", "predict", "sim", "baselines")
+"""The extension of the simulator's kernels, in this package (``hpcgym.common._native_core``)."""
+PARTS = {"core": EXTENSION, "env": "_native_env"}
+"""The extensions, by part: the simulator's kernels, and the environment's (built in parallel)."""
+PACKAGES = ("common", "machine", "workloads", "predict", "sim", "baselines", "env")
 """The packages of ``hpcgym`` whose sources the native kernels are compiled from."""
 ENV_VAR = "HPCGYM_NATIVE"
 """``0`` turns the native core off; ``check`` checks every native call's argument types."""
@@ -51,7 +56,7 @@ ENV_VAR = "HPCGYM_NATIVE"
 HERE = Path(__file__).resolve().parent
 
 
-_examples: dict[str, tuple[Any, Callable[[], tuple[Any, ...]]]] = {}  # key -> (kernel, example)
+_examples: dict[str, tuple[str, Any, Callable[[], tuple[Any, ...]]]] = {}  # key -> (part, kernel, example)
 _table: dict[str, Callable[..., Any]] | None = None  # key -> native (empty: none usable)
 _status = "not loaded"
 
@@ -61,9 +66,11 @@ def key(kernel: Any) -> str:
     return f"{kernel.py_func.__module__}.{kernel.py_func.__name__}"
 
 
-def register(kernel: Any, example: Callable[[], tuple[Any, ...]]) -> None:
-    """Compile ``kernel`` into the native core for the types of ``example()``'s arguments."""
-    _examples[key(kernel)] = (kernel, example)
+def register(kernel: Any, example: Callable[[], tuple[Any, ...]], part: str = "core") -> None:
+    """Compile ``kernel`` into the native core's ``part`` for the types of ``example()``'s arguments."""
+    if part not in PARTS:
+        raise ValueError(f"unknown part {part!r} of the native core (one of {', '.join(PARTS)})")
+    _examples[key(kernel)] = (part, kernel, example)
 
 
 def get(kernel: Any) -> Any:
@@ -112,28 +119,33 @@ def _load() -> dict[str, Callable[..., Any]]:
     if mode in ("0", "off", "false", "no"):
         _status = f"off ({ENV_VAR}={mode})"
         return _table
-    meta_path = HERE / f"{EXTENSION}.json"
-    try:
-        meta = json.loads(meta_path.read_text())
-        core = importlib.import_module(f"{__package__}.{EXTENSION}")
-    except (OSError, ValueError, ImportError) as e:
-        _status = f"absent ({type(e).__name__}): kernels compile on first use"
+    found = []
+    for extension in PARTS.values():
+        try:
+            meta = json.loads((HERE / f"{extension}.json").read_text())
+            found.append((meta, importlib.import_module(f"{__package__}.{extension}")))
+        except (OSError, ValueError, ImportError):
+            continue  # not built: its kernels compile on first use
+    if not found:
+        _status = "absent: kernels compile on first use"
         return _table
-    if meta.get("digest") != source_digest():
+    if any(meta.get("digest") != source_digest() for meta, _ in found):
         _status = "stale (sources changed since the build): kernels compile on first use"
         return _table
-    signatures: dict[str, str] = meta.get("exports", {})
-    for name, sig in signatures.items():
-        fn = getattr(core, _symbol(name), None)
-        if fn is None:
-            continue
-        _table[name] = _checked(fn, name, sig) if mode == "check" else fn
+    for meta, core in found:
+        for name, sig in meta.get("exports", {}).items():
+            fn = getattr(core, _symbol(name), None)
+            if fn is not None:
+                _table[name] = _checked(fn, name, sig) if mode == "check" else fn
     _status = f"loaded ({len(_table)} kernels)"
     return _table
 
 
-def _checked(fn: Callable[..., Any], name: str, sig: str) -> Callable[..., Any]:
+def _checked(fn: Callable[..., Any], name: str, sig: list[str]) -> Callable[..., Any]:
     """``fn`` comparing its arguments' numba types with its signature ``sig`` before each call.
+
+    An argument must have its parameter's type, except that a writable array may be passed
+    where the kernel was compiled for a read-only one (it reads it only).
 
     numba's own argument fingerprints (what its dispatchers key compiled versions on) are
     cached once they are found to match, so a check costs a microsecond or two per call.
@@ -148,9 +160,11 @@ def _checked(fn: Callable[..., Any], name: str, sig: str) -> Callable[..., Any]:
         except (TypeError, ValueError, NotImplementedError):
             key = None  # a value numba has no fingerprint for: typed in full
         if key is None or key not in matching:
-            got = signature_of(args)
-            if got != sig:
-                raise TypeError(f"native {name}: called with {got}, compiled for {sig}")
+            got = argument_types(args)
+            pairs = zip(got, sig, strict=False)
+            if len(got) != len(sig) or any(g != t and f"readonly {g}" != t for g, t in pairs):
+                called, compiled = ", ".join(got), ", ".join(sig)
+                raise TypeError(f"native {name}: called with ({called}), compiled for ({compiled})")
             if key is not None:
                 matching.add(key)
         return fn(*args)
@@ -163,18 +177,19 @@ def _symbol(name: str) -> str:
     return name.replace(".", "__")
 
 
-def signature_of(args: tuple[Any, ...]) -> str:
-    """The argument types of ``args`` as numba names them (what :func:`build` compiles for)."""
+def argument_types(args: tuple[Any, ...]) -> list[str]:
+    """The types of ``args`` as numba names them (what :func:`build` compiles for)."""
     from numba import typeof
 
-    return "(" + ", ".join(str(typeof(a)) for a in args) + ")"
+    return [str(typeof(a)) for a in args]
 
 
-def build(output_dir: Path, modules: tuple[str, ...], *, verbose: bool = False) -> Path:
-    """Compile every kernel the ``modules`` register into the extension, in ``output_dir``.
+def build(output_dir: Path, modules: tuple[str, ...], part: str = "core", *, verbose: bool = False) -> Path:
+    """Compile every kernel of ``part`` the ``modules`` register into its extension, in ``output_dir``.
 
-    Writes the extension and its ``_native_core.json`` (source digest and signatures);
-    returns the extension's path. Needs a C compiler (numba's ``pycc`` links with it).
+    Writes the extension and its signatures file (``_native_core.json`` for the core: the
+    source digest and each kernel's signature); returns the extension's path. Needs a C
+    compiler (numba's ``pycc`` links with it).
     """
     import warnings
 
@@ -185,16 +200,18 @@ def build(output_dir: Path, modules: tuple[str, ...], *, verbose: bool = False) 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # pycc's pending deprecation: it is what ships today
         from numba.pycc import CC
-    cc = CC(EXTENSION, source_module=__name__)
+    extension = PARTS[part]
+    cc = CC(extension, source_module=__name__)
     cc.output_dir = str(output_dir)
     cc.verbose = verbose
     signatures = {}
-    for name, (kernel, example) in sorted(_examples.items()):
-        args = example()
-        cc.export(_symbol(name), tuple(typeof(a) for a in args))(kernel.py_func)
-        signatures[name] = signature_of(args)
+    for name, (kernel_part, kernel, example) in sorted(_examples.items()):
+        if kernel_part == part:
+            args = example()
+            cc.export(_symbol(name), tuple(typeof(a) for a in args))(kernel.py_func)
+            signatures[name] = argument_types(args)
     output_dir.mkdir(parents=True, exist_ok=True)
     cc.compile()
     meta = {"digest": source_digest(), "exports": signatures}
-    write_atomic(output_dir / f"{EXTENSION}.json", (json.dumps(meta, indent=1) + "\n").encode())
+    write_atomic(output_dir / f"{extension}.json", (json.dumps(meta, indent=1) + "\n").encode())
     return output_dir / cc.output_file

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 import hpcgym.env._vector_kernels as vk
+from hpcgym.common import native
 from hpcgym.env._kernels import ACCRUED_BSLD, ACCRUED_WAIT_HOURS
 from hpcgym.env.observations import FreeResources, Histograms, JobRequests, JobWindow, SystemSummary
 from hpcgym.env.rewards import BsldDense, BsldSparse, WaitDense
@@ -339,7 +340,7 @@ class CompiledEpisodes:
             self.actions[:] = actions
         if skip is not self.skip:
             self.skip[:] = skip
-        vk.step_all(*self.args)
+        native.get(vk.step_all)(*self.args)  # the arenas' types: the native core's one signature
 
     def __getstate__(self) -> dict[str, Any]:
         views = {name for name, _, _ in _VIEWS.values()} | {"cols", "obs", "obs0", "u_scratch", "args"}

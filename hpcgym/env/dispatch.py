@@ -15,10 +15,11 @@ from gymnasium import spaces
 import hpcgym.env._kernels as _kernels
 import hpcgym.env.episodes as episodes
 from hpcgym.baselines import EasyBackfilling, make_policy
+from hpcgym.common import native
 from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError
 from hpcgym.env._compiled import CompiledEpisodes, compiled_obstacle
 from hpcgym.env._engine import EpisodeEngine, trace_requests
-from hpcgym.env._vector_kernels import F_NOW, NO_KERNEL
+from hpcgym.env._vector_kernels import F_NOW, NO_KERNEL, step_all
 from hpcgym.env.config import DispatchConfig, make_config
 from hpcgym.env.observations import (
     DEFAULT_OBSERVATIONS,
@@ -769,6 +770,17 @@ class DispatchEnvV0(DispatchEnv):
     def default_observations(machine: Machine) -> tuple[str, ...]:
         """Always :data:`~hpcgym.env.observations.DEFAULT_OBSERVATIONS`, whatever the machine."""
         return DEFAULT_OBSERVATIONS
+
+
+def _step_all_example() -> tuple[Any, ...]:
+    """The compiled step's arguments (its arenas) of the default environment, after a reset."""
+    env = DispatchEnv()
+    env.reset(seed=0)
+    assert env._core is not None
+    return env._core.args
+
+
+native.register(step_all, _step_all_example, part="env")
 
 
 def _as_int(action: Any) -> int:

@@ -37,6 +37,7 @@ import numpy as np
 from gymnasium import spaces
 
 import hpcgym.env._kernels as _kernels
+from hpcgym.common import native
 from hpcgym.common.registry import Registry, summary_line
 from hpcgym.env.config import ObservationConfig
 from hpcgym.machine import Machine
@@ -309,7 +310,7 @@ class Histograms(ObservationBuilder):
     def build(self, view: SystemView) -> np.ndarray:
         out = np.zeros((len(HISTOGRAMS), self.bins), np.float32)
         duration = view.prediction if self.config.histogram_duration == "prediction" else view.estimate
-        histograms(
+        native.get(histograms)(
             out,
             view.queue,
             view.running,
@@ -321,6 +322,19 @@ class Histograms(ObservationBuilder):
             self.inv_log_t,
         )
         return out
+
+
+def _histograms_example() -> tuple[object, ...]:
+    """Arguments of the types :meth:`Histograms.build` passes (the native core's example)."""
+    from hpcgym.sim import Simulator
+    from hpcgym.workloads import Workload
+
+    view = Simulator(Workload.from_columns([0.0], [1.0], [1], [1.0], procs=1)).view
+    out, size_bin = np.zeros((len(HISTOGRAMS), 4), np.float32), np.zeros(1, np.int64)
+    return out, view.queue, view.running, view.now, size_bin, view.prediction, view.submit, view.start, 1.0
+
+
+native.register(histograms, _histograms_example, part="env")
 
 
 @register_observation
