@@ -5,7 +5,8 @@ hpcgym"``) started from a tree's root. A cold run gets an empty cache folder of 
 through ``NUMBA_CACHE_DIR`` (numba then reads and writes its cache only there), which is
 what a fresh install sees; nothing of the tree's own cache is read or removed. A tree with a
 current native core (``hpcgym/common/native.py``, built by ``pip install -e .``) is also run
-cold with the core off (``cold_no_core``: an install without a C compiler). Seconds are wall
+cold with the core off (``cold_no_core``: an install without a C compiler). ``cold_env`` is a
+first environment on an empty cache: ``Dispatch-v1`` made, reset and stepped 500 times. Seconds are wall
 time and the child's CPU time (user + system), medians of ``--repeat`` runs.
 
 ``make bench`` calls :func:`run` (this tree only). Run directly, it can compare with an
@@ -56,6 +57,19 @@ def timed(
     return wall, cpu
 
 
+FIRST_EPISODE = """
+import gymnasium as gym, numpy as np, hpcgym
+env = gym.make("hpcgym/Dispatch-v1")
+obs, info = env.reset(seed=0)
+rng = np.random.default_rng(0)
+for _ in range(500):
+    obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(info["action_mask"]))))
+    if term or trunc:
+        obs, info = env.reset()
+"""
+"""A first environment: ``Dispatch-v1`` made, reset, 500 random masked steps (``cold_env``)."""
+
+
 def native_status(tree: Path) -> str:
     """What ``hpcgym.common.native.status()`` says in ``tree`` ("none" before the native core)."""
     code = "from hpcgym.common import native; print(native.status())"
@@ -82,6 +96,10 @@ def measure(trees: dict[str, Path], repeats: int) -> dict[str, dict[str, list[fl
                     fig.setdefault(f"{kind}_cpu_s", []).append(cpu)
                 wall, _ = timed(["-c", "import hpcgym"], tree, cache)
                 fig.setdefault("import_wall_s", []).append(wall)
+                shutil.rmtree(cache, ignore_errors=True)
+                wall, cpu = timed(["-c", FIRST_EPISODE], tree, cache)  # the environment, cold
+                fig.setdefault("cold_env_wall_s", []).append(wall)
+                fig.setdefault("cold_env_cpu_s", []).append(cpu)
                 shutil.rmtree(cache, ignore_errors=True)
                 if native_status(tree).startswith("loaded"):  # and without it, on an empty cache
                     wall, cpu = timed(demo, tree, cache, core=False)
