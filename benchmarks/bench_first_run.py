@@ -129,16 +129,18 @@ def main() -> int:
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
             trees = {"base": Path(tmp), "head": REPO}
         figs = measure(trees, args.repeat)
+        status = {name: native_status(tree) for name, tree in trees.items()}
     compare = len(trees) > 1
     header = " | ".join(f"{name} median" for name in trees)
     print(f"| figure | {header} |" + (" head/base |" if compare else ""))
     print("|---" * (len(trees) + 1 + compare) + "|")
     for key in figs["head"]:
-        meds = [statistics.median(figs[name][key]) for name in trees]
-        cells = " | ".join(f"{m:.2f}" for m in meds)
-        print(f"| {key} | {cells} |" + (f" {meds[-1] / meds[0]:.2f} |" if compare else ""))
-    for name, tree in trees.items():
-        print(f"{name}: native core {native_status(tree)}")
+        meds = [statistics.median(figs[name][key]) if key in figs[name] else None for name in trees]
+        cells = " | ".join("-" if m is None else f"{m:.2f}" for m in meds)
+        ratio = f" {meds[-1] / meds[0]:.2f} |" if None not in meds else " - |"
+        print(f"| {key} | {cells} |" + (ratio if compare else ""))
+    for name in trees:
+        print(f"{name}: native core {status[name]}")
     for name in trees:
         runs = "; ".join(f"{k} " + ", ".join(f"{v:.2f}" for v in vs) for k, vs in figs[name].items())
         print(f"{name}: {runs}")
