@@ -74,4 +74,4 @@ lint: $(FULL_STAMP)
 	$(VENV)/bin/mypy hpcgym
 
 clean:
-	rm -rf $(VENV) $(RLLIB_VENV) build *.egg-info .pytest_cache .hypothesis hpcgym/common/_native_core*
+	rm -rf $(VENV) $(RLLIB_VENV) build *.egg-info .pytest_cache .hypothesis hpcgym/common/_native_*
