@@ -761,10 +761,10 @@ def load_kernels(*families: str) -> None:
 def _warm_up(families: list[str]) -> None:
     """Call each family's entry point (and the engine's kernels) with the types a run passes."""
     from hpcgym.sim import Simulator
-    from hpcgym.workloads import Workload
+    from hpcgym.sim.loop import example_workload
 
     # the types of a run: the dispatchers' (see SystemView.kernel_inputs(live=True))
-    w = Workload.from_columns([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [1, 1, 2], [1.0, 1.0, 1.0], procs=2)
+    w = example_workload()
     sim = Simulator(w)
     sim.advance()
     mem, prediction, start, now = sim.view.kernel_inputs(live=True)

@@ -58,7 +58,7 @@ from hpcgym.predict import _kernels as pk
 from hpcgym.predict.loop import runs_compiled
 from hpcgym.sim import _kernels as ek
 from hpcgym.sim._alarms import EXPIRE_KEY, arm, expire
-from hpcgym.sim.loop import adopt_loop, compilable, loop_state, predicting
+from hpcgym.sim.loop import adopt_loop, compilable, example_workload, loop_state, predicting
 from hpcgym.workloads import Workload
 
 if TYPE_CHECKING:
@@ -582,11 +582,7 @@ def _warm_up_predicting(w: Workload) -> None:
     loop(*_loop_args(w, True))
 
 
-def _example_workload() -> Workload:
-    return Workload.from_columns([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [1, 1, 2], [1.0, 1.0, 1.0], procs=2)
-
-
 LOOPS["loop"] = (run_loop, _warm_up)
 LOOPS["loop-predicting"] = (run_loop_predicting, _warm_up_predicting)
-native.register(run_loop, lambda: _loop_args(_example_workload(), False))
-native.register(run_loop_predicting, lambda: _loop_args(_example_workload(), True))
+native.register(run_loop, lambda: _loop_args(example_workload(), False))
+native.register(run_loop_predicting, lambda: _loop_args(example_workload(), True))

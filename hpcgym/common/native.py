@@ -58,6 +58,7 @@ HERE = Path(__file__).resolve().parent
 
 _examples: dict[str, tuple[str, Any, Callable[[], tuple[Any, ...]]]] = {}  # key -> (part, kernel, example)
 _table: dict[str, Callable[..., Any]] | None = None  # key -> native (empty: none usable)
+_resolved: dict[int, tuple[Any, Any]] = {}  # id(kernel) -> (kernel, what get gives): one lookup per call
 _status = "not loaded"
 
 
@@ -75,10 +76,13 @@ def register(kernel: Any, example: Callable[[], tuple[Any, ...]], part: str = "c
 
 def get(kernel: Any) -> Any:
     """``kernel``'s native version if the core has a current one, else ``kernel`` itself."""
+    hit = _resolved.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return hit[1]
     table = _table if _table is not None else _load()
-    if not table:
-        return kernel
-    return table.get(key(kernel), kernel)
+    fn = table.get(key(kernel), kernel) if table else kernel
+    _resolved[id(kernel)] = (kernel, fn)
+    return fn
 
 
 def has(kernel: Any) -> bool:
@@ -97,6 +101,7 @@ def reload() -> None:
     """Forget the loaded core: the next :func:`get` looks again (a new build, ``HPCGYM_NATIVE`` changed)."""
     global _table, _status
     _table, _status = None, "not loaded"
+    _resolved.clear()
 
 
 def source_digest(root: Path | None = None) -> str:
@@ -129,7 +134,8 @@ def _load() -> dict[str, Callable[..., Any]]:
     if not found:
         _status = "absent: kernels compile on first use"
         return _table
-    if any(meta.get("digest") != source_digest() for meta, _ in found):
+    digest = source_digest()
+    if any(meta.get("digest") != digest for meta, _ in found):
         _status = "stale (sources changed since the build): kernels compile on first use"
         return _table
     for meta, core in found:

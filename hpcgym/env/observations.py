@@ -326,10 +326,9 @@ class Histograms(ObservationBuilder):
 
 def _histograms_example() -> tuple[object, ...]:
     """Arguments of the types :meth:`Histograms.build` passes (the native core's example)."""
-    from hpcgym.sim import Simulator
-    from hpcgym.workloads import Workload
+    from hpcgym.sim.loop import example_engine
 
-    view = Simulator(Workload.from_columns([0.0], [1.0], [1], [1.0], procs=1)).view
+    view = example_engine().view
     out, size_bin = np.zeros((len(HISTOGRAMS), 4), np.float32), np.zeros(1, np.int64)
     return out, view.queue, view.running, view.now, size_bin, view.prediction, view.submit, view.start, 1.0
 

@@ -726,11 +726,11 @@ class Simulator:
         self.attach(d)
         every_event = bool(d.every_event)
         n = len(self.workload)
-        if progress is None:
-            progress = n > 20_000 and sys.stderr.isatty()
-        from tqdm import tqdm  # a dependency; imported only here (import hpcgym stays quick)
+        bar = None
+        if progress or (progress is None and n > 20_000 and sys.stderr.isatty()):
+            from tqdm import tqdm  # a dependency, imported only for a bar (import hpcgym stays quick)
 
-        bar = tqdm(total=n, desc=d.name, unit="job", file=sys.stderr, leave=False) if progress else None
+            bar = tqdm(total=n, desc=d.name, unit="job", file=sys.stderr, leave=False)
         view = self.view
         t0 = time.perf_counter()
         # the whole loop in one compiled call, if the dispatcher can and nothing needs Python

@@ -29,6 +29,7 @@ from hpcgym.sim._alarms import EXPIRE_KEY
 
 if TYPE_CHECKING:
     from hpcgym.sim.engine import Simulator
+    from hpcgym.workloads import Workload
 
 _END = 0  # the engine's event kinds: a termination, an expiry alarm
 _EXPIRE = 1
@@ -189,13 +190,18 @@ def adopt_loop(sim: Simulator, state: LoopState, name: str) -> None:
         )
 
 
-def _example_engine() -> Simulator:
-    """A small engine whose buffers have the types of every engine's (the native core's examples)."""
-    from hpcgym.sim.engine import Simulator
+def example_workload() -> Workload:
+    """Three jobs on two processors: what the kernels' warm-ups and the native core's examples run."""
     from hpcgym.workloads import Workload
 
-    w = Workload.from_columns([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [1, 1, 2], [1.0, 1.0, 1.0], procs=2)
-    return Simulator(w)
+    return Workload.from_columns([0.0, 0.0, 0.0], [1.0, 1.0, 1.0], [1, 1, 2], [1.0, 1.0, 1.0], procs=2)
+
+
+def example_engine() -> Simulator:
+    """An engine on :func:`example_workload`: its buffers have the types of every engine's."""
+    from hpcgym.sim.engine import Simulator
+
+    return Simulator(example_workload())
 
 
 def _example_jobs() -> np.ndarray:
@@ -204,12 +210,12 @@ def _example_jobs() -> np.ndarray:
 
 # The engine's kernels its Python methods call (hpcgym.sim.engine, hpcgym.sim.view), with the
 # argument types they pass: the buffer, Python ints and bools, contiguous int64 job arrays.
-native.register(ek.instant, lambda: (_example_engine()._mem, 0, 0, 0, False))
-native.register(ek.any_waiting_fits, lambda: (_example_engine()._mem,))
-native.register(ek.compact, lambda: (_example_engine()._mem,))
-native.register(ek.fits_job, lambda: (_example_engine()._mem, 0))
-native.register(ek.fits_jobs, lambda: (_example_engine()._mem, _example_jobs(), np.zeros(1, dtype=bool)))
+native.register(ek.instant, lambda: (example_engine()._mem, 0, 0, 0, False))
+native.register(ek.any_waiting_fits, lambda: (example_engine()._mem,))
+native.register(ek.compact, lambda: (example_engine()._mem,))
+native.register(ek.fits_job, lambda: (example_engine()._mem, 0))
+native.register(ek.fits_jobs, lambda: (example_engine()._mem, _example_jobs(), np.zeros(1, dtype=bool)))
 native.register(
     ek.commit,
-    lambda: ((s := _example_engine())._mem, s.start_time, 0.0, _example_jobs(), _example_jobs(), False),
+    lambda: ((s := example_engine())._mem, s.start_time, 0.0, _example_jobs(), _example_jobs(), False),
 )
