@@ -82,10 +82,17 @@ class Validation(BaseCallback):
         windows: how many windows.
         freq: timesteps between validations (0: only at the end).
         save_best: saves the model (called with it).
+        first: a validation made before training (the behaviour-cloned model's, at step 0,
+            already saved): the first row of :attr:`history`, the score to beat.
     """
 
     def __init__(
-        self, make_env: Callable[[], Any], windows: int, freq: int, save_best: Callable[[Any], Any]
+        self,
+        make_env: Callable[[], Any],
+        windows: int,
+        freq: int,
+        save_best: Callable[[Any], Any],
+        first: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
         self._make_env = make_env
@@ -94,27 +101,17 @@ class Validation(BaseCallback):
         self._save_best = save_best
         self._next = freq
         self._last = -1
-        self.history: list[dict[str, Any]] = []
-        self.best = float("inf")
+        self.history: list[dict[str, Any]] = [] if first is None else [json_ready(first)]
+        self.best = float("inf") if first is None else float(first["mean_bsld"])
         self.easy_mean_bsld: float | None = None
         self.seconds = 0.0
         """Wall time spent validating (EASY's reference included)."""
 
     def _on_training_start(self) -> None:
-        from hpcgym.baselines import make_policy
-        from hpcgym.env import DispatchEnv, DispatcherPolicy, run_episode
-
         t0 = time.perf_counter()
         self.env = self._make_env()
-        base = self.env.unwrapped
-        self.offsets = base.window_offsets(self._windows)
-        # EASY acting through the same episodes, shown every waiting job
-        easy_env = DispatchEnv(config=base.config.replace(window_size=None, backfill="none", mode="job"))
-        easy = DispatcherPolicy(make_policy("easy"), easy_env)
-        self.easy_window_bsld = [
-            float(run_episode(easy_env, easy, options={"offset": o})["metrics"]["mean_bsld"])
-            for o in self.offsets
-        ]
+        self.offsets = self.env.unwrapped.window_offsets(self._windows)
+        self.easy_window_bsld = heuristic_window_bsld(self.env, self.offsets, "easy")
         self.easy_mean_bsld = float(np.mean(self.easy_window_bsld))
         self.seconds += time.perf_counter() - t0
 
@@ -130,20 +127,8 @@ class Validation(BaseCallback):
 
     def validate(self) -> dict[str, Any]:
         """Play the windows now; log, remember and (if best) save."""
-        from hpcgym.env import run_episode
-
         t0 = time.perf_counter()
-        finals = [run_episode(self.env, self.model, options={"offset": o}) for o in self.offsets]
-        bsld = [float(f["metrics"]["mean_bsld"]) for f in finals]
-        steps = sum(f["steps"] for f in finals)
-        invalid = sum(f["invalid_steps"] for f in finals)
-        row = {
-            "timesteps": int(self.num_timesteps),
-            "mean_bsld": float(np.mean(bsld)),
-            "window_bsld": bsld,
-            "offsets": list(self.offsets),
-            "invalid_rate": invalid / max(1, steps),
-        }
+        row = play_windows(self.env, self.model, self.offsets, int(self.num_timesteps))
         self.history.append(json_ready(row))
         self._last = self.num_timesteps
         self._log_now(
@@ -179,6 +164,45 @@ class Validation(BaseCallback):
             for key, value in scalars.items():
                 board.writer.add_scalar(key, value, self.num_timesteps)
             board.writer.flush()
+
+
+def play_windows(env: Any, model: Any, offsets: list[int], timesteps: int) -> dict[str, Any]:
+    """``model`` on the windows at ``offsets`` of ``env`` (deterministic, masked if it takes masks).
+
+    Returns the validation row: ``timesteps``, ``mean_bsld`` (the mean over the windows of each
+    window's mean bsld), ``window_bsld``, ``offsets``, ``invalid_rate``.
+    """
+    from hpcgym.env import run_episode
+
+    finals = [run_episode(env, model, options={"offset": o}) for o in offsets]
+    bsld = [float(f["metrics"]["mean_bsld"]) for f in finals]
+    steps = sum(f["steps"] for f in finals)
+    invalid = sum(f["invalid_steps"] for f in finals)
+    return {
+        "timesteps": timesteps,
+        "mean_bsld": float(np.mean(bsld)),
+        "window_bsld": bsld,
+        "offsets": list(offsets),
+        "invalid_rate": invalid / max(1, steps),
+    }
+
+
+def heuristic_window_bsld(env: Any, offsets: list[int], policy: str) -> list[float]:
+    """The dispatcher preset ``policy``'s mean bsld on each window at ``offsets`` of ``env``.
+
+    It acts through the same episodes as the agent (the environment's configuration, its
+    predictor included), shown every waiting job and without the environment's
+    backfilling, in job mode: exactly its own schedule of each window.
+    """
+    from hpcgym.baselines import make_policy
+    from hpcgym.env import DispatchEnv, DispatcherPolicy, run_episode
+
+    base = env.unwrapped
+    job_env = DispatchEnv(config=base.config.replace(window_size=None, backfill="none", mode="job"))
+    expert = DispatcherPolicy(make_policy(policy), job_env)
+    return [
+        float(run_episode(job_env, expert, options={"offset": o})["metrics"]["mean_bsld"]) for o in offsets
+    ]
 
 
 class Checkpoints(BaseCallback):

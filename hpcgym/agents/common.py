@@ -40,6 +40,10 @@ from hpcgym.common.errors import HpcGymError, InvalidConfigError
 VEC_KINDS = ("auto", "native", "dummy", "subproc")
 """The values of ``--vec`` (:attr:`TrainArgs.vec`)."""
 
+BC_CANDIDATES = ("easy", "sjf", "saf-bf", "f1-bf", "f2-bf", "f4-bf", "wfp3-bf", "unicep-bf")
+"""The presets ``--bc-policy best`` chooses among by default: EASY and the size-aware orders with
+EASY backfilling that the shipped agents pick from (docs/AGENTS.md)."""
+
 
 @dataclass(frozen=True)
 class TrainArgs:
@@ -107,6 +111,20 @@ class TrainArgs:
     """entropy bonus"""
     net_arch: tuple[int, ...] = (128, 128)
     """hidden layer sizes of the policy and value networks"""
+    # ---- behaviour cloning before PPO (hpcgym.agents.bc)
+    bc_policy: str | None = None
+    """clone this dispatcher preset's decisions into the policy before PPO ('best': the best of
+    --bc-candidates on the validation windows); None: PPO starts from random weights"""
+    bc_candidates: tuple[str, ...] = BC_CANDIDATES
+    """the presets --bc-policy best picks among (policy mode: the environment's --policies)"""
+    bc_steps: int = 50_000
+    """demonstration steps (whole episodes of training windows, the expert acting)"""
+    bc_epochs: int = 10
+    """passes over the demonstrations"""
+    bc_batch_size: int = 256
+    """minibatch size of behaviour cloning"""
+    bc_learning_rate: float = 1e-3
+    """Adam learning rate of behaviour cloning"""
     # ---- validation and checkpoints
     eval_freq: int = 10_000
     """score the agent on the validation windows every this many timesteps, and at the end (0: at the end)"""
@@ -131,6 +149,9 @@ class TrainArgs:
             ("eval_freq", 0),
             ("eval_windows", 1),
             ("checkpoint_freq", 0),
+            ("bc_steps", 1),
+            ("bc_epochs", 1),
+            ("bc_batch_size", 1),
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -140,7 +161,7 @@ class TrainArgs:
             raise InvalidConfigError(f"--eval-window-jobs: must be >= 1, got {self.eval_window_jobs}")
         if not self.net_arch or any(n < 1 for n in self.net_arch):
             raise InvalidConfigError(f"--net-arch: must be one or more positive sizes, got {self.net_arch}")
-        for name in ("learning_rate", "gamma", "gae_lambda"):
+        for name in ("learning_rate", "gamma", "gae_lambda", "bc_learning_rate"):
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise InvalidConfigError(f"--{name.replace('_', '-')}: must be in (0, 1], got {value}")
@@ -149,6 +170,7 @@ class TrainArgs:
         if self.vec not in VEC_KINDS:
             raise InvalidConfigError(f"--vec: must be one of {', '.join(VEC_KINDS)}, got {self.vec!r}")
         self._check_env_id_and_policies()
+        self._check_bc()
         from hpcgym.env import make_config
 
         make_config(**env_kwargs(self))  # every environment argument checked before any work
@@ -178,6 +200,25 @@ class TrainArgs:
                 resolve_policy_name(name)
             except HpcGymError as err:
                 raise InvalidConfigError(f"--policies: {err}") from err
+
+    def _check_bc(self) -> None:
+        """``--bc-policy`` and ``--bc-candidates`` name dispatcher presets (or ``best``)."""
+        from hpcgym.baselines import resolve_policy_name
+
+        names = [*self.bc_candidates] + ([self.bc_policy] if self.bc_policy not in (None, "best") else [])
+        for name in names:
+            flag = "--bc-policy" if name == self.bc_policy else "--bc-candidates"
+            try:
+                resolve_policy_name(name)
+            except HpcGymError as err:
+                raise InvalidConfigError(f"{flag}: {err}") from err
+        if self.bc_policy is not None and self.policies is not None and self.bc_policy != "best":
+            listed = [resolve_policy_name(p) for p in self.policies]
+            if resolve_policy_name(self.bc_policy) not in listed:
+                raise InvalidConfigError(
+                    f"--bc-policy: in policy mode the expert picks one of --policies ({', '.join(listed)}); "
+                    f"{self.bc_policy!r} is not one of them"
+                )
 
 
 def env_kwargs(args: TrainArgs) -> dict[str, Any]:

@@ -14,7 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hpcgym.agents.common import TrainArgs, make_env, make_vec_env, seed_everything
+from hpcgym.agents.curves import write_learning_curve
 from hpcgym.agents.models import model_metadata, save_model
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.files import write_text_atomic
@@ -39,6 +42,8 @@ class TrainResult:
         validation_seconds: the part of it spent on validation; ``steps_per_second``
             of :meth:`summary` leaves it out.
         vec_env: the vector environment's class name.
+        behaviour_cloning: what ``--bc-policy`` did (:meth:`Run.behaviour_clone`), or None.
+        learning_curve: ``learning_curve.png`` (None without matplotlib).
     """
 
     model: Any
@@ -53,6 +58,8 @@ class TrainResult:
     train_seconds: float = 0.0
     validation_seconds: float = 0.0
     vec_env: str = ""
+    behaviour_cloning: dict[str, Any] | None = None
+    learning_curve: Path | None = None
 
     def summary(self) -> dict[str, Any]:
         """Everything but the model, JSON-ready (what ``training.json`` holds)."""
@@ -70,6 +77,7 @@ class TrainResult:
                 "validation_seconds": self.validation_seconds,
                 "steps_per_second": self.steps / max(1e-9, self.train_seconds - self.validation_seconds),
                 "vec_env": self.vec_env,
+                "behaviour_cloning": self.behaviour_cloning,
                 "best_validation": best,
                 "easy_validation_mean_bsld": self.easy_mean_bsld,
                 "validations": self.validations,
@@ -92,6 +100,15 @@ class TrainResult:
             lines.append(
                 f"best validation mean bsld {best['mean_bsld']:.2f} at {best['timesteps']:,} steps "
                 f"(EASY on the same {len(best['window_bsld'])} windows: {s['easy_validation_mean_bsld']:.2f})"
+            )
+        bc = s["behaviour_cloning"]
+        if bc is not None:
+            held = bc["held_out_accuracy"]
+            lines.append(
+                f"behaviour cloning of {bc['policy']}: {bc['steps']:,} steps, held-out accuracy "
+                f"{'-' if held is None else format(held, '.1%')}, validation mean bsld "
+                f"{bc['clone_validation_mean_bsld']:.2f} "
+                f"({bc['policy']} itself: {bc['validation_scores'][bc['policy']]:.2f})"
             )
         lines.append(f"models: {s['final_model']}, {s['best_model']}")
         lines.append(f"evaluate on the test split: hpcgym evaluate --model {s['best_model']}")
@@ -131,6 +148,56 @@ class Run:
         self.venv = make_vec_env(args)
         self._t0 = 0.0
         self._callbacks: list[Any] = []
+        self.behaviour_cloning: dict[str, Any] | None = None
+        self._first_validation: dict[str, Any] | None = None
+
+    def behaviour_clone(self, model: Any, masked: bool) -> None:
+        """Clone ``--bc-policy``'s decisions into ``model`` (nothing without it), score the
+        clone on the validation windows (step 0) and save it as the best model so far.
+
+        ``--bc-policy best`` first scores ``--bc-candidates`` (policy mode: the environment's
+        policies) on the validation windows and clones the lowest; every score is kept in
+        ``training.json`` (``behaviour_cloning.validation_scores``).
+        """
+        from hpcgym.agents import bc
+        from hpcgym.agents.callbacks import heuristic_window_bsld, play_windows
+
+        a = self.args
+        if a.bc_policy is None:
+            return
+        t0 = time.perf_counter()
+        env = self.validation_env
+        offsets = env.unwrapped.window_offsets(a.eval_windows)
+        name = a.bc_policy
+        scores: dict[str, float] = {}
+        if name == "best":
+            action = env.unwrapped.config.action
+            names = bc.candidates(action.policies if action.mode == "policy" else None, a.bc_candidates)
+            scores = {n: float(np.mean(heuristic_window_bsld(env, offsets, n))) for n in names}
+            name = bc.pick_reference(scores)
+        summary = bc.clone(
+            model,
+            lambda: make_env(a, "train"),
+            name,
+            steps=a.bc_steps,
+            epochs=a.bc_epochs,
+            batch_size=a.bc_batch_size,
+            learning_rate=a.bc_learning_rate,
+            seed=a.seed,
+            gamma=a.gamma,
+            masked=masked,
+        )
+        if not scores:
+            scores = {name: float(np.mean(heuristic_window_bsld(env, offsets, name)))}
+        row = play_windows(env, model, offsets, 0)
+        save_model(model, self.out / "best_model.zip", self.metadata)
+        self._first_validation = row
+        self.behaviour_cloning = {
+            **summary,
+            "validation_scores": scores,
+            "clone_validation_mean_bsld": row["mean_bsld"],
+            "seconds": time.perf_counter() - t0,
+        }
 
     def callbacks(self) -> list[Any]:
         """Invalid-action counting, validation (best model), checkpoints and the progress bar."""
@@ -147,6 +214,7 @@ class Run:
             a.eval_windows,
             a.eval_freq,
             lambda model: save(model, self.out / "best_model.zip"),
+            first=self._first_validation,
         )
         self._callbacks = [self.counter, self.validation]
         if a.checkpoint_freq:
@@ -179,8 +247,10 @@ class Run:
             train_seconds=seconds,
             validation_seconds=self.validation.seconds,
             vec_env=type(self.venv).__name__,
+            behaviour_cloning=self.behaviour_cloning,
         )
         write_text_atomic(self.out / "training.json", to_json(result.summary()) + "\n")
+        result.learning_curve = write_learning_curve(result, self.out / "learning_curve.png")
         self.venv.close()
         return result
 

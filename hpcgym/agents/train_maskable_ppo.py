@@ -12,6 +12,9 @@ What a run does (the shared parts are in :mod:`hpcgym.agents.common` and
 1. seeds every random generator from ``--seed``;
 2. builds ``--n-envs`` environments on windows of the ``train`` split
    (``DummyVecEnv`` for one, ``SubprocVecEnv`` for more);
+   with ``--bc-policy NAME``, clones the dispatcher preset NAME's decisions into the
+   policy first (:mod:`hpcgym.agents.bc`; ``best``: the best of ``--bc-candidates`` on the
+   validation windows) and scores the clone (step 0);
 3. learns for ``--total-timesteps`` steps, logging to ``--tensorboard-log`` if given,
    scoring the agent on ``--eval-windows`` windows of the ``validation`` split every
    ``--eval-freq`` steps and at the end (the best scoring model is
@@ -61,6 +64,7 @@ def train(args: Args) -> TrainResult:
 
     run = Run(args, ALGORITHM)
     model = MaskablePPO("MlpPolicy", run.venv, **ppo_kwargs(args))
+    run.behaviour_clone(model, masked=True)  # --bc-policy: start from a dispatcher's decisions
     model.learn(args.total_timesteps, callback=run.callbacks(), tb_log_name=ALGORITHM)
     return run.finish(model)
 

@@ -52,6 +52,7 @@ def train(args: Args) -> TrainResult:
 
     run = Run(args, ALGORITHM)
     model = PPO("MlpPolicy", run.venv, **ppo_kwargs(args))
+    run.behaviour_clone(model, masked=False)  # --bc-policy: start from a dispatcher's decisions
     model.learn(args.total_timesteps, callback=run.callbacks(), tb_log_name=ALGORITHM)
     return run.finish(model)
 
