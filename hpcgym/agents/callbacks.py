@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -77,15 +77,27 @@ class Validation(BaseCallback):
     model through ``save_best``. EASY's score on the same windows is computed once, for
     the logs (``eval/easy_mean_bsld``).
 
+    Several traces (``make_env`` returns a mapping, trace name -> environment): each
+    trace's validation split gives ``windows`` windows; the score is the mean over the
+    traces of each trace's score (so each trace weighs the same, whatever its bsld
+    scale or window count), the best model is picked on it, and each row adds
+    ``logs``: per trace its ``mean_bsld``, ``window_bsld``, ``offsets``,
+    ``invalid_rate`` and ``easy_mean_bsld`` (TensorBoard: ``eval/NAME/mean_bsld``).
+
     Args:
-        make_env: builds the flattened validation environment.
-        windows: how many windows.
+        make_env: builds the flattened validation environment, or a mapping of them by
+            trace name.
+        windows: how many windows (per trace).
         freq: timesteps between validations (0: only at the end).
         save_best: saves the model (called with it).
     """
 
     def __init__(
-        self, make_env: Callable[[], Any], windows: int, freq: int, save_best: Callable[[Any], Any]
+        self,
+        make_env: Callable[[], Any | Mapping[str, Any]],
+        windows: int,
+        freq: int,
+        save_best: Callable[[Any], Any],
     ) -> None:
         super().__init__()
         self._make_env = make_env
@@ -105,17 +117,25 @@ class Validation(BaseCallback):
         from hpcgym.env import DispatchEnv, DispatcherPolicy, run_episode
 
         t0 = time.perf_counter()
-        self.env = self._make_env()
-        base = self.env.unwrapped
-        self.offsets = base.window_offsets(self._windows)
-        # EASY acting through the same episodes, shown every waiting job
-        easy_env = DispatchEnv(config=base.config.replace(window_size=None, backfill="none", mode="job"))
-        easy = DispatcherPolicy(make_policy("easy"), easy_env)
-        self.easy_window_bsld = [
-            float(run_episode(easy_env, easy, options={"offset": o})["metrics"]["mean_bsld"])
-            for o in self.offsets
-        ]
-        self.easy_mean_bsld = float(np.mean(self.easy_window_bsld))
+        made = self._make_env()
+        self.several = isinstance(made, Mapping)
+        self.envs: dict[str, Any] = dict(made) if isinstance(made, Mapping) else {"": made}
+        self.env = next(iter(self.envs.values()))
+        self.log_offsets: dict[str, list[int]] = {}
+        self.easy_by_log: dict[str, list[float]] = {}
+        for name, env in self.envs.items():
+            base = env.unwrapped
+            offsets = self.log_offsets[name] = list(base.window_offsets(self._windows))
+            # EASY acting through the same episodes, shown every waiting job
+            easy_env = DispatchEnv(config=base.config.replace(window_size=None, backfill="none", mode="job"))
+            easy = DispatcherPolicy(make_policy("easy"), easy_env)
+            self.easy_by_log[name] = [
+                float(run_episode(easy_env, easy, options={"offset": o})["metrics"]["mean_bsld"])
+                for o in offsets
+            ]
+        self.offsets = [o for offsets in self.log_offsets.values() for o in offsets]
+        self.easy_window_bsld = [b for bsld in self.easy_by_log.values() for b in bsld]
+        self.easy_mean_bsld = float(np.mean([np.mean(b) for b in self.easy_by_log.values()]))
         self.seconds += time.perf_counter() - t0
 
     def _on_step(self) -> bool:
@@ -133,26 +153,42 @@ class Validation(BaseCallback):
         from hpcgym.env import run_episode
 
         t0 = time.perf_counter()
-        finals = [run_episode(self.env, self.model, options={"offset": o}) for o in self.offsets]
-        bsld = [float(f["metrics"]["mean_bsld"]) for f in finals]
-        steps = sum(f["steps"] for f in finals)
-        invalid = sum(f["invalid_steps"] for f in finals)
-        row = {
+        logs: dict[str, dict[str, Any]] = {}
+        steps = invalid = 0
+        for name, env in self.envs.items():
+            offsets = self.log_offsets[name]
+            finals = [run_episode(env, self.model, options={"offset": o}) for o in offsets]
+            log_steps = sum(f["steps"] for f in finals)
+            log_invalid = sum(f["invalid_steps"] for f in finals)
+            bsld = [float(f["metrics"]["mean_bsld"]) for f in finals]
+            logs[name] = {
+                "mean_bsld": float(np.mean(bsld)),
+                "window_bsld": bsld,
+                "offsets": offsets,
+                "invalid_rate": log_invalid / max(1, log_steps),
+                "easy_mean_bsld": float(np.mean(self.easy_by_log[name])),
+            }
+            steps += log_steps
+            invalid += log_invalid
+        row: dict[str, Any] = {
             "timesteps": int(self.num_timesteps),
-            "mean_bsld": float(np.mean(bsld)),
-            "window_bsld": bsld,
+            "mean_bsld": float(np.mean([log["mean_bsld"] for log in logs.values()])),
+            "window_bsld": [b for log in logs.values() for b in log["window_bsld"]],
             "offsets": list(self.offsets),
             "invalid_rate": invalid / max(1, steps),
         }
+        if self.several:
+            row["logs"] = logs
         self.history.append(json_ready(row))
         self._last = self.num_timesteps
-        self._log_now(
-            {
-                "eval/mean_bsld": row["mean_bsld"],
-                "eval/easy_mean_bsld": self.easy_mean_bsld,
-                "eval/invalid_action_rate": row["invalid_rate"],
-            }
-        )
+        scalars = {
+            "eval/mean_bsld": row["mean_bsld"],
+            "eval/easy_mean_bsld": self.easy_mean_bsld,
+            "eval/invalid_action_rate": row["invalid_rate"],
+        }
+        if self.several:
+            scalars.update({f"eval/{name}/mean_bsld": log["mean_bsld"] for name, log in logs.items()})
+        self._log_now(scalars)
         if row["mean_bsld"] < self.best:
             self.best = row["mean_bsld"]
             self._save_best(self.model)

@@ -8,13 +8,14 @@ a script's ``main``: its flags, the training, the report.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hpcgym.agents.common import TrainArgs, make_env, make_vec_env, seed_everything
+from hpcgym.agents.common import TrainArgs, make_env, make_vec_env, seed_everything, trace_logs
 from hpcgym.agents.models import model_metadata, save_model
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.common.files import write_text_atomic
@@ -31,8 +32,11 @@ class TrainResult:
         final_model: the model after the last update (``final_model.zip``).
         best_model: the model with the lowest mean validation bsld (``best_model.zip``).
         metadata: what every saved model of the run carries.
-        validations: each validation: ``timesteps``, ``mean_bsld`` (over the windows),
-            ``window_bsld``, ``invalid_rate``; and ``easy_mean_bsld`` on the same windows.
+        validations: each validation: ``timesteps``, ``mean_bsld`` (over the windows;
+            with several traces, the mean of each trace's mean), ``window_bsld``,
+            ``invalid_rate``, and with several traces ``logs``, each trace's scores
+            (:class:`~hpcgym.agents.callbacks.Validation`); and ``easy_mean_bsld`` on the
+            same windows.
         steps: training steps taken; ``invalid_steps``: how many were invalid actions
             (the environment replaced them by its fallback; masked agents have none).
         train_seconds: wall time of learning (validation and checkpoints included).
@@ -93,8 +97,18 @@ class TrainResult:
                 f"best validation mean bsld {best['mean_bsld']:.2f} at {best['timesteps']:,} steps "
                 f"(EASY on the same {len(best['window_bsld'])} windows: {s['easy_validation_mean_bsld']:.2f})"
             )
+            for name, log in best.get("logs", {}).items():
+                lines.append(
+                    f"  {name}: {log['mean_bsld']:.2f} (EASY {log['easy_mean_bsld']:.2f}, "
+                    f"{len(log['window_bsld'])} windows)"
+                )
         lines.append(f"models: {s['final_model']}, {s['best_model']}")
-        lines.append(f"evaluate on the test split: hpcgym evaluate --model {s['best_model']}")
+        traces = s["metadata"]["env"].get("traces")
+        if traces:
+            lines.append("evaluate on each trace's test split (or on a trace it never saw):")
+            lines += [f"  hpcgym evaluate --model {s['best_model']} --trace {t['trace']}" for t in traces]
+        else:
+            lines.append(f"evaluate on the test split: hpcgym evaluate --model {s['best_model']}")
         return "\n".join(lines)
 
 
@@ -115,18 +129,32 @@ class Run:
         self.eval_window_jobs = args.eval_window_jobs or args.window_jobs
         self.out = Path(args.out if args.out is not None else f"runs/{algorithm}-seed{args.seed}")
         seed_everything(args.seed, args.torch_threads)
-        # one environment here: checks the trace and window before workers start, and
-        # gives the resolved configuration the saved models carry
-        probe = make_env(args, "train")
-        self.metadata = model_metadata(algorithm, args, probe)
-        probe.close()
+        # one environment per trace here: checks the traces and windows before workers start,
+        # and gives the resolved configuration the saved models carry
+        logs = trace_logs(args)
+        probes = [make_env(args, "train", log) for log in range(len(logs))]
+        _check_same_spaces(probes, logs)
+        self.metadata = model_metadata(algorithm, args, probes if len(logs) > 1 else probes[0])
+        self.log_names = [p.unwrapped.trace.name for p in probes]
+        for p in probes:
+            p.close()
+        dup = sorted({n for n in self.log_names if self.log_names.count(n) > 1})
+        if dup:
+            raise InvalidConfigError(
+                f"--traces: two traces are named {', '.join(dup)}; give traces of different names"
+            )
         try:
-            self.validation_env = make_env(args, "validation", window_jobs=self.eval_window_jobs)
+            envs = [
+                make_env(args, "validation", log, window_jobs=self.eval_window_jobs)
+                for log in range(len(logs))
+            ]
         except InvalidConfigError as err:
             raise InvalidConfigError(
                 f"--eval-window-jobs: validation windows of {self.eval_window_jobs} jobs: {err}; give "
                 "a smaller --eval-window-jobs"
             ) from err
+        self.validation_env: Any = envs[0] if len(logs) == 1 else dict(zip(self.log_names, envs, strict=True))
+        """The validation environment, or a mapping trace name -> environment with several traces."""
         self.out.mkdir(parents=True, exist_ok=True)
         self.venv = make_vec_env(args)
         self._t0 = 0.0
@@ -178,11 +206,37 @@ class Run:
             invalid_steps=self.counter.invalid,
             train_seconds=seconds,
             validation_seconds=self.validation.seconds,
-            vec_env=type(self.venv).__name__,
+            vec_env=vec_env_name(self.venv),
         )
         write_text_atomic(self.out / "training.json", to_json(result.summary()) + "\n")
         self.venv.close()
         return result
+
+
+def vec_env_name(venv: Any) -> str:
+    """The vector environment's class name; a stack of them says of which and how many."""
+    parts = getattr(venv, "parts", None)
+    if parts:
+        inner = sorted({type(p).__name__ for p in parts})
+        return f"{type(venv).__name__} of {len(parts)} {'/'.join(inner)}"
+    return type(venv).__name__
+
+
+def _check_same_spaces(envs: list[Any], logs: tuple[str | None, ...]) -> None:
+    """Every trace's environment shows the same observation and action spaces (one network plays all).
+
+    Raises:
+        InvalidConfigError: naming the traces whose spaces differ (e.g. a machine of several
+            resource types, whose default observation adds parts).
+    """
+    first = envs[0]
+    for env, log in zip(envs[1:], logs[1:], strict=True):
+        if env.observation_space != first.observation_space or env.action_space != first.action_space:
+            raise InvalidConfigError(
+                f"--traces: {log} gives observations {env.observation_space} and actions {env.action_space}, "
+                f"{logs[0]} gives {first.observation_space} and {first.action_space}; one agent needs the "
+                "same on every trace (name the parts with --observations)"
+            )
 
 
 def train_main(
@@ -198,6 +252,13 @@ def train_main(
     require("rl", what=prog)
     import tyro
 
+    given = sys.argv[1:] if argv is None else list(argv)
+    repeated = sum(a == "--trace" or a.startswith("--trace=") for a in given)
+    if repeated > 1:  # argparse would keep the last one silently
+        raise InvalidConfigError(
+            f"--trace: given {repeated} times; to train on several traces give them all after one "
+            "--traces (--traces A.swf.gz B.swf.gz ...)"
+        )
     args = tyro.cli(args_type, args=None if argv is None else list(argv), prog=prog)
     result = train(args)
     print(result.report())
