@@ -40,6 +40,9 @@ from hpcgym.common.errors import HpcGymError, InvalidConfigError
 
 VEC_KINDS = ("auto", "native", "dummy", "subproc")
 """The values of ``--vec`` (:attr:`TrainArgs.vec`)."""
+NATIVE_PER_TRACE = 4
+"""``--vec auto`` with several traces stacks native vector environments from this many
+environments per trace on (fewer: ``dummy``); measured in docs/AGENTS.md."""
 
 
 @dataclass(frozen=True)
@@ -278,16 +281,23 @@ def vec_kind(args: TrainArgs) -> str:
 
     ``auto`` takes the native vector environment when its compiled kernel runs the
     configuration (:func:`hpcgym.env.vector.compiled_obstacle`): every episode is then the
-    one a single environment gives, several times faster (docs/BENCHMARKS.md).
+    one a single environment gives, several times faster (docs/BENCHMARKS.md). With
+    several traces (one native environment per trace, stacked) it does so only from
+    :data:`NATIVE_PER_TRACE` environments per trace: below, each compiled call steps too
+    few episodes to pay for itself, and ``dummy`` is as fast or faster (docs/AGENTS.md,
+    "Several traces").
     """
     if args.vec != "auto":
         return args.vec
     from hpcgym.agents.vec_env import native_available
 
+    n_logs = len(trace_logs(args))
     if all(
         native_available(_module_id(args.env_id), {**env_kwargs(args, log), "split": "train"})
-        for log in range(len(trace_logs(args)))
+        for log in range(n_logs)
     ):
+        if n_logs > 1 and args.n_envs < NATIVE_PER_TRACE * n_logs:
+            return "dummy"
         return "native"
     return "subproc" if args.n_envs > 1 else "dummy"
 

@@ -50,7 +50,7 @@ def two_log_run(slices: dict[str, str], tmp_path_factory: pytest.TempPathFactory
     out = tmp_path_factory.mktemp("multilog") / "run"
     # HPC2N first: evaluating on the bundled trace must find it second among the model's traces
     return train_maskable_ppo.main(
-        [*TINY, "--traces", slices["hpc2n"], BUNDLED, "--n-envs", "2", "--out", str(out)]
+        [*TINY, "--traces", slices["hpc2n"], BUNDLED, "--n-envs", "2", "--vec", "native", "--out", str(out)]
     )
 
 
@@ -70,6 +70,16 @@ def test_environment_i_plays_trace_i_mod_n_on_its_own_machine(slices: dict[str, 
         assert venv.num_envs == 3 and len(venv.reset()) == 3
     finally:
         venv.close()
+
+
+@pytest.mark.parametrize(("n_envs", "kind"), [(2, "dummy"), (7, "dummy"), (8, "native")])
+def test_auto_stacks_native_environments_from_four_per_trace(
+    slices: dict[str, str], n_envs: int, kind: str
+) -> None:
+    from hpcgym.agents.common import vec_kind
+
+    assert vec_kind(_args((BUNDLED, slices["hpc2n"]), n_envs=n_envs)) == kind
+    assert vec_kind(_args((BUNDLED,), n_envs=1)) == "native"  # one trace: as with --trace
 
 
 def test_the_stacked_native_environments_play_what_single_environments_play(slices: dict[str, str]) -> None:
