@@ -9,8 +9,10 @@ Each algorithm keeps its own readable file (:mod:`~hpcgym.agents.train_maskable_
 * :func:`make_vec_env`, the training environments (``--vec``): the native vector
   environment (:class:`~hpcgym.agents.vec_env.NativeVecEnv`, every episode in one compiled
   call) when the configuration compiles, else ``DummyVecEnv`` for one and
-  ``SubprocVecEnv`` (one worker process each) for ``n_envs > 1``; :func:`make_env`, one
-  environment of a split (validation, the metadata);
+  ``SubprocVecEnv`` (one worker process each) for ``n_envs > 1``; with several traces
+  (``--traces``, :func:`trace_logs`) environment ``i`` plays trace ``i mod n``
+  (:func:`make_multilog_vec_env`); :func:`make_env`, one environment of a split and a
+  trace (validation, the metadata);
 * :func:`require_training`, the ``rl`` extra checked before any work, and
   :func:`seed_everything`.
 
@@ -285,7 +287,7 @@ def vec_kind(args: TrainArgs) -> str:
     several traces (one native environment per trace, stacked) it does so only from
     :data:`NATIVE_PER_TRACE` environments per trace: below, each compiled call steps too
     few episodes to pay for itself, and ``dummy`` is as fast or faster (docs/AGENTS.md,
-    "Several traces").
+    "Several logs").
     """
     if args.vec != "auto":
         return args.vec

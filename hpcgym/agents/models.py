@@ -24,6 +24,10 @@ job numbers) and ``fingerprint``, every 64th job's number and key
 windows hold jobs the model was trained or validated on, also on a cut or re-read copy of
 the trace (:mod:`hpcgym.experiments.evaluate.provenance`). Models saved before these fields
 existed get them from :func:`add_trace_provenance`, which rewrites only the metadata member.
+
+**Several traces** (``hpcgym train --traces``): ``env["traces"]`` holds one such record per
+trace, in metadata of format :data:`MULTI_FORMAT` (:func:`model_metadata`);
+:func:`model_logs` lists the traces of a model of either format.
 """
 
 from __future__ import annotations
