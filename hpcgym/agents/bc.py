@@ -9,7 +9,9 @@ then trains the model's policy on those (observation, action) pairs before PPO s
   environment's action mask for MaskablePPO, so the loss is over valid actions only);
 * the value head regresses the discounted return of the expert's episode from each step
   (``gamma`` of the run), so PPO's first advantages are not computed against a random
-  critic, which would pull the cloned policy away at the first update;
+  critic, which would pull the cloned policy away at the first update; the two parts'
+  gradients are clipped apart (norm 0.5 each, PPO's ``max_grad_norm``): value errors in
+  bsld units would otherwise take the whole clipped step;
 * ``--bc-epochs`` passes over the demonstrations in minibatches of ``--bc-batch-size``,
   with Adam at ``--bc-learning-rate``; a tenth of the episodes (at least one) is held out
   and the accuracy on them (the network's most likely valid action equals the expert's) is
@@ -66,12 +68,32 @@ class Demonstrations:
         return len(self.actions)
 
 
-def collect(make_env: Callable[[], Any], policy: str, steps: int, seed: int, gamma: float) -> Demonstrations:
+def collect(
+    make_env: Callable[[], Any] | Sequence[Callable[[], Any]],
+    policy: str,
+    steps: int,
+    seed: int,
+    gamma: float,
+) -> Demonstrations:
     """At least ``steps`` steps (whole episodes) of ``policy`` acting in ``make_env()``'s windows.
 
     Episode ``e`` starts with ``reset(seed=seed + e)``, so its window is drawn as a training
-    environment draws one.
+    environment draws one. Several ``make_env`` (one per trace): ``steps / n`` (rounded up)
+    from each, in turn; the episodes are numbered across them.
     """
+    if isinstance(make_env, Sequence):
+        share = -(-steps // max(1, len(make_env)))
+        parts = [collect(m, policy, share, seed, gamma) for m in make_env]
+        first = np.cumsum([0] + [int(d.episode.max()) + 1 for d in parts[:-1]])
+        return Demonstrations(
+            obs=np.concatenate([d.obs for d in parts]),
+            actions=np.concatenate([d.actions for d in parts]),
+            masks=np.concatenate([d.masks for d in parts]),
+            rewards=np.concatenate([d.rewards for d in parts]),
+            returns=np.concatenate([d.returns for d in parts]),
+            episode=np.concatenate([d.episode + f for d, f in zip(parts, first, strict=True)]),
+            off_window=sum(d.off_window for d in parts),
+        )
     from hpcgym.env.experts import Expert
 
     env = make_env()
@@ -150,6 +172,13 @@ def pretrain(
     actions = torch.as_tensor(demos.actions)
     returns = torch.as_tensor(demos.returns)
     optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    # the value head's parameters apart from the rest: returns are in bsld units (hundreds on a
+    # congested log), so one gradient-norm clip over both would leave the policy almost no step
+    value_ids = {
+        id(q) for q in (*policy.mlp_extractor.value_net.parameters(), *policy.value_net.parameters())
+    }
+    value_params = [q for q in policy.parameters() if id(q) in value_ids]
+    policy_params = [q for q in policy.parameters() if id(q) not in value_ids]
     policy.set_training_mode(True)
     loss_mean = value_mean = float("nan")
     for _ in range(epochs):
@@ -168,7 +197,8 @@ def pretrain(
             loss = policy_loss + vf_coef * value_loss
             optimizer.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+            torch.nn.utils.clip_grad_norm_(policy_params, 0.5)
+            torch.nn.utils.clip_grad_norm_(value_params, 0.5)
             optimizer.step()
             losses.append(policy_loss.item())
             value_losses.append(value_loss.item())
@@ -220,7 +250,7 @@ def candidates(env_policies: Sequence[str] | None, asked: Sequence[str]) -> tupl
 
 def clone(
     model: Any,
-    make_env: Callable[[], Any],
+    make_env: Callable[[], Any] | Sequence[Callable[[], Any]],
     policy: str,
     *,
     steps: int,

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -77,9 +77,17 @@ class Validation(BaseCallback):
     model through ``save_best``. EASY's score on the same windows is computed once, for
     the logs (``eval/easy_mean_bsld``).
 
+    Several traces (``make_env`` returns a mapping, trace name -> environment): each
+    trace's validation split gives ``windows`` windows; the score is the mean over the
+    traces of each trace's score (so each trace weighs the same, whatever its bsld
+    scale or window count), the best model is picked on it, and each row adds
+    ``logs``: per trace its ``mean_bsld``, ``window_bsld``, ``offsets``,
+    ``invalid_rate`` and ``easy_mean_bsld`` (TensorBoard: ``eval/NAME/mean_bsld``).
+
     Args:
-        make_env: builds the flattened validation environment.
-        windows: how many windows.
+        make_env: builds the flattened validation environment, or a mapping of them by
+            trace name.
+        windows: how many windows (per trace).
         freq: timesteps between validations (0: only at the end).
         save_best: saves the model (called with it).
         first: a validation made before training (the behaviour-cloned model's, at step 0,
@@ -88,7 +96,7 @@ class Validation(BaseCallback):
 
     def __init__(
         self,
-        make_env: Callable[[], Any],
+        make_env: Callable[[], Any | Mapping[str, Any]],
         windows: int,
         freq: int,
         save_best: Callable[[Any], Any],
@@ -109,10 +117,22 @@ class Validation(BaseCallback):
 
     def _on_training_start(self) -> None:
         t0 = time.perf_counter()
-        self.env = self._make_env()
-        self.offsets = self.env.unwrapped.window_offsets(self._windows)
-        self.easy_window_bsld = heuristic_window_bsld(self.env, self.offsets, "easy")
-        self.easy_mean_bsld = float(np.mean(self.easy_window_bsld))
+        made = self._make_env()
+        self.several = isinstance(made, Mapping)
+        self.envs: dict[str, Any] = dict(made) if isinstance(made, Mapping) else {"": made}
+        self.env = next(iter(self.envs.values()))
+        self.log_offsets: dict[str, list[int]] = {}
+        self.easy_by_log: dict[str, list[float]] = {}
+        for name, env in self.envs.items():
+            base = env.unwrapped
+            offsets = self.log_offsets[name] = list(base.window_offsets(self._windows))
+            self.easy_by_log[name] = heuristic_window_bsld(env, offsets, "easy")
+        self.offsets = [o for offsets in self.log_offsets.values() for o in offsets]
+        self.easy_window_bsld = [b for bsld in self.easy_by_log.values() for b in bsld]
+        self.easy_mean_bsld = float(np.mean([np.mean(b) for b in self.easy_by_log.values()]))
+        for row in self.history:  # a validation made before training (behaviour cloning)
+            for name, log in row.get("logs", {}).items():
+                log.setdefault("easy_mean_bsld", float(np.mean(self.easy_by_log[name])))
         self.seconds += time.perf_counter() - t0
 
     def _on_step(self) -> bool:
@@ -128,16 +148,18 @@ class Validation(BaseCallback):
     def validate(self) -> dict[str, Any]:
         """Play the windows now; log, remember and (if best) save."""
         t0 = time.perf_counter()
-        row = play_windows(self.env, self.model, self.offsets, int(self.num_timesteps))
+        row = play_logs(self.envs, self.model, self.log_offsets, int(self.num_timesteps), self.easy_by_log)
+        logs = row.get("logs", {})
         self.history.append(json_ready(row))
         self._last = self.num_timesteps
-        self._log_now(
-            {
-                "eval/mean_bsld": row["mean_bsld"],
-                "eval/easy_mean_bsld": self.easy_mean_bsld,
-                "eval/invalid_action_rate": row["invalid_rate"],
-            }
-        )
+        scalars = {
+            "eval/mean_bsld": row["mean_bsld"],
+            "eval/easy_mean_bsld": self.easy_mean_bsld,
+            "eval/invalid_action_rate": row["invalid_rate"],
+        }
+        if self.several:
+            scalars.update({f"eval/{name}/mean_bsld": log["mean_bsld"] for name, log in logs.items()})
+        self._log_now(scalars)
         if row["mean_bsld"] < self.best:
             self.best = row["mean_bsld"]
             self._save_best(self.model)
@@ -172,18 +194,51 @@ def play_windows(env: Any, model: Any, offsets: list[int], timesteps: int) -> di
     Returns the validation row: ``timesteps``, ``mean_bsld`` (the mean over the windows of each
     window's mean bsld), ``window_bsld``, ``offsets``, ``invalid_rate``.
     """
+    return play_logs({"": env}, model, {"": offsets}, timesteps)
+
+
+def play_logs(
+    envs: Mapping[str, Any],
+    model: Any,
+    offsets: Mapping[str, list[int]],
+    timesteps: int,
+    easy: Mapping[str, list[float]] | None = None,
+) -> dict[str, Any]:
+    """:func:`play_windows` on each trace's windows (``envs`` and ``offsets`` by trace name).
+
+    One trace (named ``""``): its row. Several: the score is the mean of the traces'
+    scores, ``window_bsld`` and ``offsets`` are every trace's in turn, the invalid rate is
+    over all their steps, and ``logs`` holds each trace's row (with EASY's score on its
+    windows when ``easy`` is given).
+    """
     from hpcgym.env import run_episode
 
-    finals = [run_episode(env, model, options={"offset": o}) for o in offsets]
-    bsld = [float(f["metrics"]["mean_bsld"]) for f in finals]
-    steps = sum(f["steps"] for f in finals)
-    invalid = sum(f["invalid_steps"] for f in finals)
+    logs: dict[str, dict[str, Any]] = {}
+    steps = invalid = 0
+    for name, env in envs.items():
+        finals = [run_episode(env, model, options={"offset": o}) for o in offsets[name]]
+        log_steps = sum(f["steps"] for f in finals)
+        log_invalid = sum(f["invalid_steps"] for f in finals)
+        bsld = [float(f["metrics"]["mean_bsld"]) for f in finals]
+        logs[name] = {
+            "mean_bsld": float(np.mean(bsld)),
+            "window_bsld": bsld,
+            "offsets": list(offsets[name]),
+            "invalid_rate": log_invalid / max(1, log_steps),
+        }
+        if easy is not None:
+            logs[name]["easy_mean_bsld"] = float(np.mean(easy[name]))
+        steps += log_steps
+        invalid += log_invalid
+    if list(logs) == [""]:
+        return {"timesteps": timesteps, **{k: v for k, v in logs[""].items() if k != "easy_mean_bsld"}}
     return {
         "timesteps": timesteps,
-        "mean_bsld": float(np.mean(bsld)),
-        "window_bsld": bsld,
-        "offsets": list(offsets),
+        "mean_bsld": float(np.mean([log["mean_bsld"] for log in logs.values()])),
+        "window_bsld": [b for log in logs.values() for b in log["window_bsld"]],
+        "offsets": [o for log in logs.values() for o in log["offsets"]],
         "invalid_rate": invalid / max(1, steps),
+        "logs": logs,
     }
 
 

@@ -9,8 +9,10 @@ Each algorithm keeps its own readable file (:mod:`~hpcgym.agents.train_maskable_
 * :func:`make_vec_env`, the training environments (``--vec``): the native vector
   environment (:class:`~hpcgym.agents.vec_env.NativeVecEnv`, every episode in one compiled
   call) when the configuration compiles, else ``DummyVecEnv`` for one and
-  ``SubprocVecEnv`` (one worker process each) for ``n_envs > 1``; :func:`make_env`, one
-  environment of a split (validation, the metadata);
+  ``SubprocVecEnv`` (one worker process each) for ``n_envs > 1``; with several traces
+  (``--traces``, :func:`trace_logs`) environment ``i`` plays trace ``i mod n``
+  (:func:`make_multilog_vec_env`); :func:`make_env`, one environment of a split and a
+  trace (validation, the metadata);
 * :func:`require_training`, the ``rl`` extra checked before any work, and
   :func:`seed_everything`.
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import importlib
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -39,6 +42,9 @@ from hpcgym.common.errors import HpcGymError, InvalidConfigError
 
 VEC_KINDS = ("auto", "native", "dummy", "subproc")
 """The values of ``--vec`` (:attr:`TrainArgs.vec`)."""
+NATIVE_PER_TRACE = 4
+"""``--vec auto`` with several traces stacks native vector environments from this many
+environments per trace on (fewer: ``dummy``); measured in docs/AGENTS.md."""
 
 BC_CANDIDATES = ("easy", "sjf", "saf-bf", "f1-bf", "f2-bf", "f4-bf", "wfp3-bf", "unicep-bf")
 """The presets ``--bc-policy best`` chooses among by default: EASY and the size-aware orders with
@@ -74,6 +80,9 @@ class TrainArgs:
     """registered environment id (hpcgym/DispatchBackfill-v1, hpcgym/DispatchPolicy-v1, ...)"""
     trace: str | None = None
     """SWF trace or job table (.csv, .csv.gz, .parquet); None: the bundled SDSC-SP2 slice"""
+    traces: tuple[str, ...] = ()
+    """several traces, one agent trained on all (instead of --trace): environment i plays windows of the
+    train split of trace i mod n, each on its own machine; validation scores the mean over every trace"""
     machine: str | None = None
     """machine preset or TOML file, e.g. eurora; None: the trace's own machine"""
     procs: int | None = None
@@ -169,11 +178,40 @@ class TrainArgs:
             raise InvalidConfigError(f"--ent-coef: must be >= 0, got {self.ent_coef}")
         if self.vec not in VEC_KINDS:
             raise InvalidConfigError(f"--vec: must be one of {', '.join(VEC_KINDS)}, got {self.vec!r}")
+        self._check_traces()
         self._check_env_id_and_policies()
         self._check_bc()
         from hpcgym.env import make_config
 
         make_config(**env_kwargs(self))  # every environment argument checked before any work
+
+    def _check_traces(self) -> None:
+        """``--traces``: not with ``--trace``, no trace twice, one environment per trace at least,
+        and each trace on its own machine (no ``--machine``, ``--procs``)."""
+        if isinstance(self.traces, str):
+            raise InvalidConfigError(f"--traces: must be a list of traces, got the string {self.traces!r}")
+        if not self.traces:
+            return
+        if self.trace is not None:
+            raise InvalidConfigError(
+                f"--trace and --traces: give one (--trace {self.trace} --traces ...); for several "
+                "traces list them all after --traces"
+            )
+        dup = sorted({t for t in self.traces if self.traces.count(t) > 1})
+        if dup:
+            raise InvalidConfigError(f"--traces: {', '.join(dup)} given twice")
+        n = len(self.traces)
+        if n > 1 and self.n_envs < n:
+            raise InvalidConfigError(
+                f"--n-envs: {self.n_envs} training environment(s) for {n} traces (--traces): give "
+                f"--n-envs {n} or more (environment i plays trace i mod {n})"
+            )
+        for flag, value in (("--machine", self.machine), ("--procs", self.procs)):
+            if n > 1 and value is not None:
+                raise InvalidConfigError(
+                    f"{flag}: with several traces (--traces) each runs on its own machine; "
+                    f"{flag} {value} would set one for all"
+                )
 
     def _check_env_id_and_policies(self) -> None:
         """``--env-id`` is registered; ``--policies`` names dispatcher presets of a policy-mode id."""
@@ -221,10 +259,16 @@ class TrainArgs:
                 )
 
 
-def env_kwargs(args: TrainArgs) -> dict[str, Any]:
-    """The environment arguments of ``args`` (``backfill`` only when given: the id sets it)."""
+def trace_logs(args: TrainArgs) -> tuple[str | None, ...]:
+    """The traces a run trains on: ``--traces``, else ``(--trace,)`` (None: the bundled slice)."""
+    return tuple(args.traces) if args.traces else (args.trace,)
+
+
+def env_kwargs(args: TrainArgs, log: int = 0) -> dict[str, Any]:
+    """The environment arguments of ``args`` on its ``log``-th trace (:func:`trace_logs`;
+    ``backfill`` only when given: the id sets it)."""
     kw: dict[str, Any] = {
-        "trace": args.trace,
+        "trace": trace_logs(args)[log],
         "machine": args.machine,
         "procs": args.procs,
         "window_jobs": args.window_jobs,
@@ -264,14 +308,14 @@ def _module_id(env_id: str) -> str:
     return env_id if ":" in env_id else f"hpcgym:{env_id}"
 
 
-def make_env(args: TrainArgs, split: str, **overrides: Any) -> Any:
-    """One flattened environment of ``split`` (for validation and the metadata)."""
+def make_env(args: TrainArgs, split: str, log: int = 0, **overrides: Any) -> Any:
+    """One flattened environment of ``split`` of the ``log``-th trace (for validation and the metadata)."""
     import gymnasium as gym
 
     from hpcgym.env import FlattenDispatchObservation
 
     return FlattenDispatchObservation(
-        gym.make(_module_id(args.env_id), **{**env_kwargs(args), "split": split, **overrides})
+        gym.make(_module_id(args.env_id), **{**env_kwargs(args, log), "split": split, **overrides})
     )
 
 
@@ -280,13 +324,23 @@ def vec_kind(args: TrainArgs) -> str:
 
     ``auto`` takes the native vector environment when its compiled kernel runs the
     configuration (:func:`hpcgym.env.vector.compiled_obstacle`): every episode is then the
-    one a single environment gives, several times faster (docs/BENCHMARKS.md).
+    one a single environment gives, several times faster (docs/BENCHMARKS.md). With
+    several traces (one native environment per trace, stacked) it does so only from
+    :data:`NATIVE_PER_TRACE` environments per trace: below, each compiled call steps too
+    few episodes to pay for itself, and ``dummy`` is as fast or faster (docs/AGENTS.md,
+    "Several logs").
     """
     if args.vec != "auto":
         return args.vec
     from hpcgym.agents.vec_env import native_available
 
-    if native_available(_module_id(args.env_id), {**env_kwargs(args), "split": "train"}):
+    n_logs = len(trace_logs(args))
+    if all(
+        native_available(_module_id(args.env_id), {**env_kwargs(args, log), "split": "train"})
+        for log in range(n_logs)
+    ):
+        if n_logs > 1 and args.n_envs < NATIVE_PER_TRACE * n_logs:
+            return "dummy"
         return "native"
     return "subproc" if args.n_envs > 1 else "dummy"
 
@@ -299,8 +353,13 @@ def make_vec_env(args: TrainArgs) -> Any:
     worker process each (``SubprocVecEnv``), built by stable-baselines3's ``make_vec_env``
     (each wrapped in its ``Monitor``, so episode returns reach the logs; the native one
     reports them the same way). Environment ``i`` is seeded with ``seed + i``.
+
+    With several traces (``--traces``, n of them) environment ``i`` plays trace ``i mod n``
+    (:func:`make_multilog_vec_env`).
     """
     kind = vec_kind(args)
+    if len(trace_logs(args)) > 1:
+        return make_multilog_vec_env(args, kind)
     kwargs = {**env_kwargs(args), "split": "train"}
     if kind == "native":
         from hpcgym.agents.vec_env import NativeVecEnv
@@ -321,6 +380,58 @@ def make_vec_env(args: TrainArgs) -> Any:
         wrapper_class=FlattenDispatchObservation,
         vec_env_cls=SubprocVecEnv if kind == "subproc" else DummyVecEnv,
     )
+
+
+def make_multilog_vec_env(args: TrainArgs, kind: str) -> Any:
+    """The training environments of several traces: environment ``i`` on trace ``i mod n``.
+
+    Each trace keeps its own machine (its size, as ``--trace`` alone would give it) and
+    its own train split; environment ``i`` is seeded with ``seed + i`` as with one trace.
+    ``native``: one :class:`~hpcgym.agents.vec_env.NativeVecEnv` per trace (a native
+    vector environment steps episodes of one configuration, so of one trace), stacked
+    behind one ``VecEnv`` (:class:`~hpcgym.agents.vec_env.StackedVecEnv`) in the order
+    above; ``dummy`` / ``subproc``: one ``DummyVecEnv`` / ``SubprocVecEnv`` of
+    ``Monitor``-wrapped environments, as stable-baselines3's ``make_vec_env`` builds them
+    (each action space seeded with ``seed + i``).
+    """
+    n_logs = len(trace_logs(args))
+    env_id = _module_id(args.env_id)
+    which = [i % n_logs for i in range(args.n_envs)]
+    if kind == "native":
+        from hpcgym.agents.vec_env import NativeVecEnv, StackedVecEnv
+
+        parts = [
+            NativeVecEnv(env_id, which.count(log), {**env_kwargs(args, log), "split": "train"})
+            for log in range(n_logs)
+        ]
+        venv = StackedVecEnv(parts, which)
+        venv.seed(args.seed)
+        return venv
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    fns = [
+        _monitored_env(env_id, {**env_kwargs(args, log), "split": "train"}, args.seed + i)
+        for i, log in enumerate(which)
+    ]
+    venv = SubprocVecEnv(fns) if kind == "subproc" else DummyVecEnv(fns)
+    venv.seed(args.seed)
+    return venv
+
+
+def _monitored_env(env_id: str, kwargs: dict[str, Any], seed: int) -> Callable[[], Any]:
+    """A function making one flattened, ``Monitor``-wrapped environment (its action space seeded)."""
+
+    def make() -> Any:
+        import gymnasium as gym
+        from stable_baselines3.common.monitor import Monitor
+
+        from hpcgym.env import FlattenDispatchObservation
+
+        env = gym.make(env_id, **kwargs)
+        env.action_space.seed(seed)
+        return FlattenDispatchObservation(Monitor(env))
+
+    return make
 
 
 def require_training(args: TrainArgs, what: str) -> None:

@@ -24,6 +24,10 @@ job numbers) and ``fingerprint``, every 64th job's number and key
 windows hold jobs the model was trained or validated on, also on a cut or re-read copy of
 the trace (:mod:`hpcgym.experiments.evaluate.provenance`). Models saved before these fields
 existed get them from :func:`add_trace_provenance`, which rewrites only the metadata member.
+
+**Several traces** (``hpcgym train --traces``): ``env["traces"]`` holds one such record per
+trace, in metadata of format :data:`MULTI_FORMAT` (:func:`model_metadata`);
+:func:`model_logs` lists the traces of a model of either format.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ import platform
 import subprocess
 import tempfile
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +56,10 @@ from hpcgym.workloads import Workload, content_sha256, job_keys
 METADATA_MEMBER = "hpcgym.json"
 """Name of the metadata member inside a saved model's ``.zip``."""
 METADATA_FORMAT = "hpcgym-model/1"
+"""Format of a model trained on one trace."""
+MULTI_FORMAT = "hpcgym-model/2"
+"""Format of a model trained on several traces (``env["traces"]``, :func:`model_metadata`);
+a new format so that hpcgym versions that know only one trace per model refuse it plainly."""
 FINGERPRINT_EVERY = 64
 """Every how many jobs of the training trace the metadata's ``fingerprint`` samples one."""
 
@@ -118,7 +126,7 @@ def _versions() -> dict[str, str | None]:
     return out
 
 
-def model_metadata(algorithm: str, args: TrainArgs, env: Any) -> dict[str, Any]:
+def model_metadata(algorithm: str, args: TrainArgs, env: Any | Sequence[Any]) -> dict[str, Any]:
     """What a saved model carries: its environment (resolved), training arguments and versions.
 
     Args:
@@ -126,8 +134,44 @@ def model_metadata(algorithm: str, args: TrainArgs, env: Any) -> dict[str, Any]:
         args: the training arguments.
         env: one training environment (its resolved configuration is recorded: the
             env id's own arguments, e.g. ``backfill="easy"`` of
-            ``hpcgym/DispatchBackfill-v1``, and the observation parts actually shown).
+            ``hpcgym/DispatchBackfill-v1``, and the observation parts actually shown);
+            a list of them, one per trace, for a run on several traces (``--traces``).
+
+    With several traces the metadata is of format :data:`MULTI_FORMAT`: ``env`` holds
+    ``traces``, one record per trace (:func:`_trace_record`: path as given, name, job
+    count, machine and processors, hash, splits, fingerprint), and ``kwargs`` the
+    arguments they share (``machine`` and ``procs`` None: each trace's own are in its
+    record). One trace keeps :data:`METADATA_FORMAT`, with the record's fields in ``env``.
     """
+    envs = list(env) if isinstance(env, Sequence) else [env]
+    records = [_trace_record(e) for e in envs]
+    kwargs = records[0].pop("kwargs")
+    for r in records[1:]:
+        r.pop("kwargs")
+    commit, dirty = git_commit()
+    if len(records) == 1:
+        record = {k: v for k, v in records[0].items() if k not in ("machine", "procs")}
+        env_meta = {"env_id": args.env_id, "flatten": True, **record, "kwargs": kwargs}
+    else:
+        kwargs.update(machine=None, procs=None)
+        env_meta = {"env_id": args.env_id, "flatten": True, "traces": records, "kwargs": kwargs}
+    return json_ready(
+        {
+            "format": METADATA_FORMAT if len(records) == 1 else MULTI_FORMAT,
+            "algorithm": algorithm,
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "hpcgym_version": hpcgym.__version__,
+            "git_commit": commit,
+            "git_dirty": dirty,
+            "versions": _versions(),
+            "env": env_meta,
+            "training": dataclasses.asdict(args),
+        }
+    )
+
+
+def _trace_record(env: Any) -> dict[str, Any]:
+    """One training environment's trace (path, name, jobs, machine, provenance) and its ``kwargs``."""
     base = env.unwrapped
     kwargs = base.config.to_kwargs()
     machine = kwargs["machine"]
@@ -135,28 +179,25 @@ def model_metadata(algorithm: str, args: TrainArgs, env: Any) -> dict[str, Any]:
     kwargs["observations"] = list(base.observation_space.spaces)
     trace = kwargs.pop("trace")
     provenance = trace_provenance(base.trace, tuple(kwargs["split_fractions"]), kwargs.get("job_range"))
-    commit, dirty = git_commit()
-    return json_ready(
-        {
-            "format": METADATA_FORMAT,
-            "algorithm": algorithm,
-            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "hpcgym_version": hpcgym.__version__,
-            "git_commit": commit,
-            "git_dirty": dirty,
-            "versions": _versions(),
-            "env": {
-                "env_id": args.env_id,
-                "flatten": True,
-                "trace": trace if trace is None or isinstance(trace, str) else None,
-                "trace_name": base.trace.name,
-                "trace_jobs": len(base.trace),
-                **provenance,
-                "kwargs": kwargs,
-            },
-            "training": dataclasses.asdict(args),
-        }
-    )
+    return {
+        "trace": trace if trace is None or isinstance(trace, str) else None,
+        "trace_name": base.trace.name,
+        "trace_jobs": len(base.trace),
+        "machine": kwargs["machine"],
+        "procs": int(base.trace.procs),
+        **provenance,
+        "kwargs": kwargs,
+    }
+
+
+def model_logs(metadata: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The traces a model was trained on, one record each (``trace``, ``trace_name``,
+    ``trace_jobs``, and the provenance fields when recorded): ``env["traces"]`` of a model
+    trained on several, else its one trace's fields of ``env``."""
+    env = metadata["env"]
+    if "traces" in env:
+        return [dict(r) for r in env["traces"]]
+    return [{k: v for k, v in env.items() if k not in ("env_id", "flatten", "kwargs")}]
 
 
 def save_model(model: Any, path: str | os.PathLike[str], metadata: Mapping[str, Any]) -> Path:
@@ -185,10 +226,10 @@ def read_metadata(path: str | os.PathLike[str]) -> dict[str, Any] | None:
             data = json.loads(z.read(METADATA_MEMBER))
     except (OSError, zipfile.BadZipFile, json.JSONDecodeError, UnicodeDecodeError) as err:
         raise InvalidConfigError(f"model {path}: cannot read its {METADATA_MEMBER}: {err}") from err
-    if not isinstance(data, dict) or data.get("format") != METADATA_FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in (METADATA_FORMAT, MULTI_FORMAT):
         raise InvalidConfigError(
-            f"model {path}: {METADATA_MEMBER} is not of format {METADATA_FORMAT!r} (written by another "
-            "hpcgym version?); give the environment arguments by hand"
+            f"model {path}: {METADATA_MEMBER} is not of format {METADATA_FORMAT!r} or {MULTI_FORMAT!r} "
+            "(written by another hpcgym version?); give the environment arguments by hand"
         )
     return data
 
@@ -265,6 +306,10 @@ def add_trace_provenance(path: str | os.PathLike[str], trace: Workload) -> dict[
     if meta is None:
         raise InvalidConfigError(f"model {p}: no {METADATA_MEMBER}; it was not saved by hpcgym train")
     env = meta["env"]
+    if "traces" in env:
+        raise InvalidConfigError(
+            f"model {p}: trained on several traces, each recorded with its provenance already"
+        )
     if (trace.name, len(trace)) != (env["trace_name"], env["trace_jobs"]):
         raise InvalidConfigError(
             f"model {p}: trained on {env['trace_name']} ({env['trace_jobs']} jobs), "

@@ -8,6 +8,7 @@ a script's ``main``: its flags, the training, the report.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.agents.common import TrainArgs, make_env, make_vec_env, seed_everything
+from hpcgym.agents.common import TrainArgs, make_env, make_vec_env, seed_everything, trace_logs
 from hpcgym.agents.curves import write_learning_curve
 from hpcgym.agents.models import model_metadata, save_model
 from hpcgym.common.errors import InvalidConfigError
@@ -34,8 +35,11 @@ class TrainResult:
         final_model: the model after the last update (``final_model.zip``).
         best_model: the model with the lowest mean validation bsld (``best_model.zip``).
         metadata: what every saved model of the run carries.
-        validations: each validation: ``timesteps``, ``mean_bsld`` (over the windows),
-            ``window_bsld``, ``invalid_rate``; and ``easy_mean_bsld`` on the same windows.
+        validations: each validation: ``timesteps``, ``mean_bsld`` (over the windows;
+            with several traces, the mean of each trace's mean), ``window_bsld``,
+            ``invalid_rate``, and with several traces ``logs``, each trace's scores
+            (:class:`~hpcgym.agents.callbacks.Validation`); and ``easy_mean_bsld`` on the
+            same windows.
         steps: training steps taken; ``invalid_steps``: how many were invalid actions
             (the environment replaced them by its fallback; masked agents have none).
         train_seconds: wall time of learning (validation and checkpoints included).
@@ -101,6 +105,11 @@ class TrainResult:
                 f"best validation mean bsld {best['mean_bsld']:.2f} at {best['timesteps']:,} steps "
                 f"(EASY on the same {len(best['window_bsld'])} windows: {s['easy_validation_mean_bsld']:.2f})"
             )
+            for name, log in best.get("logs", {}).items():
+                lines.append(
+                    f"  {name}: {log['mean_bsld']:.2f} (EASY {log['easy_mean_bsld']:.2f}, "
+                    f"{len(log['window_bsld'])} windows)"
+                )
         bc = s["behaviour_cloning"]
         if bc is not None:
             held = bc["held_out_accuracy"]
@@ -111,7 +120,12 @@ class TrainResult:
                 f"({bc['policy']} itself: {bc['validation_scores'][bc['policy']]:.2f})"
             )
         lines.append(f"models: {s['final_model']}, {s['best_model']}")
-        lines.append(f"evaluate on the test split: hpcgym evaluate --model {s['best_model']}")
+        traces = s["metadata"]["env"].get("traces")
+        if traces:
+            lines.append("evaluate on each trace's test split (or on a trace it never saw):")
+            lines += [f"  hpcgym evaluate --model {s['best_model']} --trace {t['trace']}" for t in traces]
+        else:
+            lines.append(f"evaluate on the test split: hpcgym evaluate --model {s['best_model']}")
         return "\n".join(lines)
 
 
@@ -132,18 +146,32 @@ class Run:
         self.eval_window_jobs = args.eval_window_jobs or args.window_jobs
         self.out = Path(args.out if args.out is not None else f"runs/{algorithm}-seed{args.seed}")
         seed_everything(args.seed, args.torch_threads)
-        # one environment here: checks the trace and window before workers start, and
-        # gives the resolved configuration the saved models carry
-        probe = make_env(args, "train")
-        self.metadata = model_metadata(algorithm, args, probe)
-        probe.close()
+        # one environment per trace here: checks the traces and windows before workers start,
+        # and gives the resolved configuration the saved models carry
+        logs = trace_logs(args)
+        probes = [make_env(args, "train", log) for log in range(len(logs))]
+        _check_same_spaces(probes, logs)
+        self.metadata = model_metadata(algorithm, args, probes if len(logs) > 1 else probes[0])
+        self.log_names = [p.unwrapped.trace.name for p in probes]
+        for p in probes:
+            p.close()
+        dup = sorted({n for n in self.log_names if self.log_names.count(n) > 1})
+        if dup:
+            raise InvalidConfigError(
+                f"--traces: two traces are named {', '.join(dup)}; give traces of different names"
+            )
         try:
-            self.validation_env = make_env(args, "validation", window_jobs=self.eval_window_jobs)
+            envs = [
+                make_env(args, "validation", log, window_jobs=self.eval_window_jobs)
+                for log in range(len(logs))
+            ]
         except InvalidConfigError as err:
             raise InvalidConfigError(
                 f"--eval-window-jobs: validation windows of {self.eval_window_jobs} jobs: {err}; give "
                 "a smaller --eval-window-jobs"
             ) from err
+        self.validation_env: Any = envs[0] if len(logs) == 1 else dict(zip(self.log_names, envs, strict=True))
+        """The validation environment, or a mapping trace name -> environment with several traces."""
         self.out.mkdir(parents=True, exist_ok=True)
         self.venv = make_vec_env(args)
         self._t0 = 0.0
@@ -160,24 +188,30 @@ class Run:
         ``training.json`` (``behaviour_cloning.validation_scores``).
         """
         from hpcgym.agents import bc
-        from hpcgym.agents.callbacks import heuristic_window_bsld, play_windows
+        from hpcgym.agents.callbacks import heuristic_window_bsld, play_logs
 
         a = self.args
         if a.bc_policy is None:
             return
         t0 = time.perf_counter()
-        env = self.validation_env
-        offsets = env.unwrapped.window_offsets(a.eval_windows)
+        envs = self.validation_env if isinstance(self.validation_env, dict) else {"": self.validation_env}
+        offsets = {n: list(e.unwrapped.window_offsets(a.eval_windows)) for n, e in envs.items()}
+
+        def score(preset: str) -> float:  # the mean over the traces, as validation scores
+            return float(
+                np.mean([np.mean(heuristic_window_bsld(e, offsets[n], preset)) for n, e in envs.items()])
+            )
+
         name = a.bc_policy
         scores: dict[str, float] = {}
         if name == "best":
-            action = env.unwrapped.config.action
+            action = next(iter(envs.values())).unwrapped.config.action
             names = bc.candidates(action.policies if action.mode == "policy" else None, a.bc_candidates)
-            scores = {n: float(np.mean(heuristic_window_bsld(env, offsets, n))) for n in names}
+            scores = {n: score(n) for n in names}
             name = bc.pick_reference(scores)
         summary = bc.clone(
             model,
-            lambda: make_env(a, "train"),
+            [lambda log=log: make_env(a, "train", log) for log in range(len(envs))],
             name,
             steps=a.bc_steps,
             epochs=a.bc_epochs,
@@ -188,8 +222,8 @@ class Run:
             masked=masked,
         )
         if not scores:
-            scores = {name: float(np.mean(heuristic_window_bsld(env, offsets, name)))}
-        row = play_windows(env, model, offsets, 0)
+            scores = {name: score(name)}
+        row = play_logs(envs, model, offsets, 0)
         save_model(model, self.out / "best_model.zip", self.metadata)
         self._first_validation = row
         self.behaviour_cloning = {
@@ -246,13 +280,39 @@ class Run:
             invalid_steps=self.counter.invalid,
             train_seconds=seconds,
             validation_seconds=self.validation.seconds,
-            vec_env=type(self.venv).__name__,
+            vec_env=vec_env_name(self.venv),
             behaviour_cloning=self.behaviour_cloning,
         )
         write_text_atomic(self.out / "training.json", to_json(result.summary()) + "\n")
         result.learning_curve = write_learning_curve(result, self.out / "learning_curve.png")
         self.venv.close()
         return result
+
+
+def vec_env_name(venv: Any) -> str:
+    """The vector environment's class name; a stack of them says of which and how many."""
+    parts = getattr(venv, "parts", None)
+    if parts:
+        inner = sorted({type(p).__name__ for p in parts})
+        return f"{type(venv).__name__} of {len(parts)} {'/'.join(inner)}"
+    return type(venv).__name__
+
+
+def _check_same_spaces(envs: list[Any], logs: tuple[str | None, ...]) -> None:
+    """Every trace's environment shows the same observation and action spaces (one network plays all).
+
+    Raises:
+        InvalidConfigError: naming the traces whose spaces differ (e.g. a machine of several
+            resource types, whose default observation adds parts).
+    """
+    first = envs[0]
+    for env, log in zip(envs[1:], logs[1:], strict=True):
+        if env.observation_space != first.observation_space or env.action_space != first.action_space:
+            raise InvalidConfigError(
+                f"--traces: {log} gives observations {env.observation_space} and actions {env.action_space}, "
+                f"{logs[0]} gives {first.observation_space} and {first.action_space}; one agent needs the "
+                "same on every trace (name the parts with --observations)"
+            )
 
 
 def train_main(
@@ -268,6 +328,13 @@ def train_main(
     require("rl", what=prog)
     import tyro
 
+    given = sys.argv[1:] if argv is None else list(argv)
+    repeated = sum(a == "--trace" or a.startswith("--trace=") for a in given)
+    if repeated > 1:  # argparse would keep the last one silently
+        raise InvalidConfigError(
+            f"--trace: given {repeated} times; to train on several traces give them all after one "
+            "--traces (--traces A.swf.gz B.swf.gz ...)"
+        )
     args = tyro.cli(args_type, args=None if argv is None else list(argv), prog=prog)
     result = train(args)
     print(result.report())

@@ -28,6 +28,7 @@ Usage::
     hpcgym train maskable-ppo --total-timesteps 2048 --out runs/quick
     hpcgym train maskable-ppo --backfill easy --n-envs 2 --tensorboard-log tb --out runs/bf
     python -m hpcgym.agents.train_maskable_ppo --machine eurora --trace jobs.csv --window-jobs 50
+    hpcgym train maskable-ppo --traces A.swf.gz B.swf.gz C.swf.gz --n-envs 12   # one agent, three logs
 
 Python::
 

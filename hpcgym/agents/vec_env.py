@@ -170,6 +170,141 @@ class NativeVecEnv(VecEnv):
         return [False for _ in self._indices(indices)]
 
 
+class StackedVecEnv(VecEnv):
+    """Several ``VecEnv`` as one: environment ``i`` is the next unused one of part ``which[i]``.
+
+    Training on several traces (``hpcgym train --traces``) stacks one
+    :class:`NativeVecEnv` per trace (one native vector environment steps episodes of one
+    configuration): environment ``i`` of this one is, with ``which = [0, 1, 2, 0, 1, 2]``,
+    environment ``i // 3`` of part ``i % 3``. Every call reaches each part once, with its
+    environments' actions, seeds and reset options; observations, rewards, dones and
+    infos come back in this one's order. The parts must share their observation and
+    action spaces, and give observations as arrays (flattened).
+
+    Args:
+        parts: the vector environments.
+        which: for each environment of the stack, the index of its part; part ``k``
+            must have as many environments as ``which`` names it.
+
+    Raises:
+        ValueError: ``which`` does not match the parts' sizes, or the spaces differ.
+    """
+
+    def __init__(self, parts: Sequence[VecEnv], which: Sequence[int]) -> None:
+        self.parts = list(parts)
+        self.which = [int(k) for k in which]
+        self.slots: list[list[int]] = [
+            [i for i, k in enumerate(self.which) if k == p] for p in range(len(parts))
+        ]
+        """For each part, the stack's indices of its environments, in the part's order."""
+        for p, part in enumerate(self.parts):
+            if len(self.slots[p]) != part.num_envs:
+                raise ValueError(
+                    f"StackedVecEnv: part {p} has {part.num_envs} environments, `which` names it "
+                    f"{len(self.slots[p])} times"
+                )
+            if (
+                part.observation_space != parts[0].observation_space
+                or part.action_space != parts[0].action_space
+            ):
+                raise ValueError(
+                    f"StackedVecEnv: part {p}'s spaces ({part.observation_space}, {part.action_space}) are "
+                    f"not part 0's ({parts[0].observation_space}, {parts[0].action_space})"
+                )
+        self._local = [0] * len(self.which)
+        for slots in self.slots:
+            for j, i in enumerate(slots):
+                self._local[i] = j
+        super().__init__(len(self.which), parts[0].observation_space, parts[0].action_space)
+
+    def _gather(self, values: Sequence[Sequence[Any]]) -> list[Any]:
+        """Per-part lists in each part's order -> one list in the stack's order."""
+        out: list[Any] = [None] * self.num_envs
+        for slots, vals in zip(self.slots, values, strict=True):
+            for i, v in zip(slots, vals, strict=True):
+                out[i] = v
+        return out
+
+    def _stack(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        first = np.asarray(arrays[0])
+        out = np.empty((self.num_envs, *first.shape[1:]), dtype=first.dtype)
+        for slots, a in zip(self.slots, arrays, strict=True):
+            out[slots] = a
+        return out
+
+    def reset(self) -> Any:
+        obs = []
+        for part, slots in zip(self.parts, self.slots, strict=True):
+            part._seeds = [self._seeds[i] for i in slots]
+            part._options = [self._options[i] for i in slots]
+            obs.append(part.reset())
+        self.reset_infos = self._gather([part.reset_infos for part in self.parts])
+        self._reset_seeds()
+        self._reset_options()
+        return self._stack(obs)
+
+    def step_async(self, actions: np.ndarray) -> None:
+        actions = np.asarray(actions)
+        for part, slots in zip(self.parts, self.slots, strict=True):
+            part.step_async(actions[slots])
+
+    def step_wait(self) -> tuple[Any, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        results = [part.step_wait() for part in self.parts]
+        for part, slots in zip(self.parts, self.slots, strict=True):
+            for j, i in enumerate(slots):
+                self.reset_infos[i] = part.reset_infos[j]
+        return (
+            self._stack([r[0] for r in results]),
+            self._stack([r[1] for r in results]),
+            self._stack([r[2] for r in results]),
+            self._gather([r[3] for r in results]),
+        )
+
+    def close(self) -> None:
+        for part in self.parts:
+            part.close()
+
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        return self._gather([part.get_images() for part in self.parts])
+
+    def _by_part(self, indices: VecEnvIndices) -> tuple[list[int], dict[int, list[int]]]:
+        """The stack's indices asked for, and each part's local indices among them."""
+        if indices is None:
+            wanted = list(range(self.num_envs))
+        elif isinstance(indices, int):
+            wanted = [indices]
+        else:
+            wanted = list(indices)
+        local: dict[int, list[int]] = {}
+        for i in wanted:
+            local.setdefault(self.which[i], []).append(self._local[i])
+        return wanted, local
+
+    def _call(self, indices: VecEnvIndices, call: Any) -> list[Any]:
+        wanted, local = self._by_part(indices)
+        got = {p: iter(call(self.parts[p], idx)) for p, idx in local.items()}
+        return [next(got[self.which[i]]) for i in wanted]
+
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        return self._call(indices, lambda part, idx: part.get_attr(attr_name, idx))
+
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        _, local = self._by_part(indices)
+        for p, idx in local.items():
+            self.parts[p].set_attr(attr_name, value, idx)
+
+    def env_method(
+        self, method_name: str, *method_args: Any, indices: VecEnvIndices = None, **method_kwargs: Any
+    ) -> list[Any]:
+        return self._call(
+            indices,
+            lambda part, idx: part.env_method(method_name, *method_args, indices=idx, **method_kwargs),
+        )
+
+    def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices: VecEnvIndices = None) -> list[bool]:
+        return self._call(indices, lambda part, idx: part.env_is_wrapped(wrapper_class, idx))
+
+
 def _unbatch(info: dict[str, Any], i: int) -> dict[str, Any]:
     """Episode ``i``'s entries of a Gymnasium vector info (the keys its ``_key`` mask sets)."""
     out: dict[str, Any] = {}
@@ -202,4 +337,4 @@ def native_available(env_id: str, env_kwargs: dict[str, Any]) -> bool:
         env.close()
 
 
-__all__ = ["NativeVecEnv", "native_available"]
+__all__ = ["NativeVecEnv", "StackedVecEnv", "native_available"]

@@ -180,7 +180,8 @@ def _trace_from_models(args: argparse.Namespace) -> None:
     """Without ``--trace``/``--workload``: the trace (and machine) the ``--model`` files were trained on.
 
     Raises:
-        InvalidConfigError: the models were trained on different traces.
+        InvalidConfigError: the models were trained on different traces, or one on several
+            (``hpcgym train --traces``): which one to evaluate on is the user's choice.
     """
     if not args.model or args.trace is not None or args.workload is not None:
         return
@@ -192,6 +193,12 @@ def _trace_from_models(args: argparse.Namespace) -> None:
         meta = read_metadata(path) if Path(path).is_file() else None
         if meta is not None:
             env = meta["env"]
+            if "traces" in env:
+                raise InvalidConfigError(
+                    f"--model {path}: trained on {len(env['traces'])} traces; give the one to evaluate on "
+                    "with --trace (one of its own: its test split; any other: a transfer run): "
+                    + ", ".join(str(t["trace"]) for t in env["traces"])
+                )
             seen[path] = (env["trace"], env["kwargs"].get("machine"), env["kwargs"].get("procs"))
     if len(set(seen.values())) > 1:
         raise InvalidConfigError(

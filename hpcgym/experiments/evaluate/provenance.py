@@ -15,6 +15,10 @@ ranges of its splits and a fingerprint of its jobs (:func:`hpcgym.agents.models.
   placed by index (shifted by the workload's ``--offset``, from its load report);
 * ``other trace``: none of these: the evaluation is a **transfer run**.
 
+A model trained on several traces (``hpcgym train --traces``) records each; the workload
+is matched against each in turn, and the first that matches places the windows in its
+splits. Matching none of them is a transfer run.
+
 Each window then lies in one or more of the model's splits (``train``, ``validation``,
 ``test``) or holds jobs outside them (``unseen``: a longer copy of the log). The
 evaluation's ``held_out`` is true only when no window holds a job of the model's train or
@@ -94,11 +98,11 @@ class ModelWindows:
         return f"{self.model}: NOT held out: the windows hold jobs of its {self.relation} split(s) {where}"
 
 
-def _recorded_splits(env: Mapping[str, Any]) -> dict[str, dict[str, list[int]]]:
-    """The model's splits: recorded, or (metadata without them) recomputed from its settings."""
+def _recorded_splits(env: Mapping[str, Any], kwargs: Mapping[str, Any]) -> dict[str, dict[str, list[int]]]:
+    """A training trace's splits: recorded, or (metadata without them) recomputed from the
+    model's settings ``kwargs``."""
     if "splits" in env:
         return {k: dict(v) for k, v in env["splits"].items()}
-    kwargs = env["kwargs"]
     fractions = tuple(kwargs.get("split_fractions") or (0.7, 0.15, 0.15))
     job_range = kwargs.get("job_range")
     out = {}
@@ -141,21 +145,38 @@ def _parts_by_id(ids: np.ndarray, splits: Mapping[str, Mapping[str, Sequence[int
     return [p for p in PARTS if p in parts or (p == "unseen" and not inside.all())]
 
 
+def _match(env: Mapping[str, Any], w: Workload) -> str:
+    """How ``w`` matches one recorded training trace (see the module)."""
+    if env.get("trace_sha256") and env["trace_sha256"] == content_sha256(w):
+        return "identical"
+    if "fingerprint" in env:
+        return "same jobs" if _same_jobs(env["fingerprint"], w) else "other trace"
+    return "same name" if w.name == env.get("trace_name") else "other trace"
+
+
 def model_windows(
     model: str, metadata: Mapping[str, Any], w: Workload, offsets: Sequence[int], window_jobs: int
 ) -> ModelWindows:
-    """Where the windows (first jobs ``offsets``, ``window_jobs`` each) of ``w`` lie for the model."""
-    env = metadata["env"]
-    splits = _recorded_splits(env)
-    name = str(env.get("trace_name") or "the bundled trace")
-    if env.get("trace_sha256") and env["trace_sha256"] == content_sha256(w):
-        match = "identical"
-    elif "fingerprint" in env:
-        match = "same jobs" if _same_jobs(env["fingerprint"], w) else "other trace"
+    """Where the windows (first jobs ``offsets``, ``window_jobs`` each) of ``w`` lie for the model.
+
+    A model trained on several traces (``hpcgym train --traces``) is matched against each
+    of them in turn; the first that matches is the one whose splits place the windows.
+    None matching: a transfer run (``trace`` names them all).
+    """
+    from hpcgym.agents.models import model_logs
+
+    logs = model_logs(metadata)
+    kwargs = metadata["env"]["kwargs"]
+    for env in logs:
+        match = _match(env, w)
+        if match != "other trace":
+            break
     else:
-        match = "same name" if w.name == env.get("trace_name") else "other trace"
-    if match == "other trace":
-        return ModelWindows(model, name, match, [[] for _ in offsets], splits)
+        names = ", ".join(str(e.get("trace_name") or "the bundled trace") for e in logs)
+        splits = _recorded_splits(logs[0], kwargs) if len(logs) == 1 else {}
+        return ModelWindows(model, names, "other trace", [[] for _ in offsets], splits)
+    splits = _recorded_splits(env, kwargs)
+    name = str(env.get("trace_name") or "the bundled trace")
     by_id = (
         match == "same jobs"
         and env.get("job_ids_increasing")
