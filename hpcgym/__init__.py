@@ -31,6 +31,7 @@ ENV_IDS: dict[str, dict[str, Any]] = {
     "hpcgym/Dispatch-v1": {},
     "hpcgym/DispatchBackfill-v1": {"backfill": "easy"},
     "hpcgym/DispatchPolicy-v1": {"mode": "policy"},
+    "hpcgym/DispatchLearnedBackfill-v1": {"mode": "backfill"},
     "hpcgym/Dispatch-v0": {},
     "hpcgym/DispatchBackfill-v0": {"backfill": "easy"},
     "hpcgym/DispatchPolicy-v0": {"mode": "policy"},

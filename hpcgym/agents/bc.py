@@ -2,7 +2,8 @@
 
 ``hpcgym train ALGORITHM --bc-policy NAME`` plays ``--bc-steps`` steps of training
 windows with the dispatcher preset ``NAME`` acting (:class:`hpcgym.env.experts.Expert`:
-in policy mode it always picks ``NAME``; in job mode it starts the jobs ``NAME`` starts),
+in policy mode it always picks ``NAME``; in job mode it starts the jobs ``NAME`` starts;
+in learned backfilling ``NAME`` is the environment's order and it backfills as ``NAME`` does),
 then trains the model's policy on those (observation, action) pairs before PPO starts:
 
 * the policy head maximises the log-probability of the expert's action (with the
@@ -18,7 +19,8 @@ then trains the model's policy on those (observation, action) pairs before PPO s
   reported beside the training accuracy.
 
 ``--bc-policy best`` first scores every preset of ``--bc-candidates`` (policy mode: the
-environment's ``policies``) on the run's validation windows and clones the best: the
+environment's ``policies``; learned backfilling: its ``order``, the one expert there) on the
+run's validation windows and clones the best: the
 reference is picked on the validation split, never on test windows. The cloned model is
 scored on the validation windows before PPO starts (step 0 of ``training.json``'s
 validations) and saved as ``best_model.zip`` if nothing later beats it.
@@ -241,7 +243,8 @@ def pick_reference(scores: dict[str, float]) -> str:
 
 
 def candidates(env_policies: Sequence[str] | None, asked: Sequence[str]) -> tuple[str, ...]:
-    """The presets ``--bc-policy best`` chooses among: policy mode's own, else ``asked``."""
+    """The presets ``--bc-policy best`` chooses among: the mode's own (policy mode's policies,
+    learned backfilling's order), else ``asked``."""
     names = tuple(env_policies) if env_policies is not None else tuple(asked)
     if not names:
         raise InvalidConfigError("--bc-candidates: name at least one dispatcher preset")

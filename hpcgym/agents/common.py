@@ -77,7 +77,8 @@ class TrainArgs:
     """stable-baselines3 verbosity (0 quiet, 1 a table per rollout)"""
     # ---- the environment
     env_id: str = "hpcgym/Dispatch-v1"
-    """registered environment id (hpcgym/DispatchBackfill-v1, hpcgym/DispatchPolicy-v1, ...)"""
+    """registered environment id (hpcgym/DispatchBackfill-v1, hpcgym/DispatchPolicy-v1,
+    hpcgym/DispatchLearnedBackfill-v1, ...)"""
     trace: str | None = None
     """SWF trace or job table (.csv, .csv.gz, .parquet); None: the bundled SDSC-SP2 slice"""
     traces: tuple[str, ...] = ()
@@ -95,6 +96,9 @@ class TrainArgs:
     """'easy': a chosen job that does not fit gets EASY's reservation; None: the env id's"""
     policies: tuple[str, ...] | None = None
     """policy mode (hpcgym/DispatchPolicy-v1): the dispatcher presets an action picks; None: the env's"""
+    backfill_order: str | None = None
+    """learned backfilling (hpcgym/DispatchLearnedBackfill-v1): the EASY-based preset whose order and
+    reservation the agent backfills around (easy, f2-bf, saf-bf, sjf, ...); None: the env's (easy)"""
     reward: str = "bsld"
     """reward name (bsld, bsld-sparse, wait)"""
     observations: tuple[str, ...] | None = None
@@ -214,7 +218,8 @@ class TrainArgs:
                 )
 
     def _check_env_id_and_policies(self) -> None:
-        """``--env-id`` is registered; ``--policies`` names dispatcher presets of a policy-mode id."""
+        """``--env-id`` is registered; ``--policies`` names dispatcher presets of a policy-mode id,
+        ``--backfill-order`` an EASY-based preset of a backfill-mode id."""
         import gymnasium as gym
 
         from hpcgym.baselines import resolve_policy_name
@@ -226,6 +231,18 @@ class TrainArgs:
             spec = gym.spec(env_id)
         except (ImportError, gym.error.Error) as err:
             raise InvalidConfigError(f"--env-id: {err}") from err
+        if self.backfill_order is not None:
+            from hpcgym.env.backfill import base_preset
+
+            if (spec.kwargs or {}).get("mode") != "backfill":
+                raise InvalidConfigError(
+                    f"--backfill-order: only learned-backfilling environments backfill around a preset's "
+                    f"reservation; {self.env_id} is not one (use --env-id hpcgym/DispatchLearnedBackfill-v1)"
+                )
+            try:
+                base_preset(self.backfill_order)
+            except HpcGymError as err:
+                raise InvalidConfigError(f"--backfill-order: {str(err).removeprefix('order: ')}") from err
         if self.policies is None:
             return
         if (spec.kwargs or {}).get("mode") != "policy":
@@ -266,7 +283,7 @@ def trace_logs(args: TrainArgs) -> tuple[str | None, ...]:
 
 def env_kwargs(args: TrainArgs, log: int = 0) -> dict[str, Any]:
     """The environment arguments of ``args`` on its ``log``-th trace (:func:`trace_logs`;
-    ``backfill`` only when given: the id sets it)."""
+    ``backfill``, ``policies`` and ``order`` only when given)."""
     kw: dict[str, Any] = {
         "trace": trace_logs(args)[log],
         "machine": args.machine,
@@ -282,6 +299,8 @@ def env_kwargs(args: TrainArgs, log: int = 0) -> dict[str, Any]:
         kw["backfill"] = args.backfill
     if args.policies is not None:
         kw["policies"] = args.policies
+    if args.backfill_order is not None:
+        kw["order"] = args.backfill_order
     return kw
 
 

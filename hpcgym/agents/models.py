@@ -87,6 +87,7 @@ SHAPING = (
     "mode",
     "backfill",
     "policies",
+    "order",
     "every_event",
 )
 """Environment arguments that change what a model sees or what its actions mean: giving

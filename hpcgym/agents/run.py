@@ -184,7 +184,8 @@ class Run:
         clone on the validation windows (step 0) and save it as the best model so far.
 
         ``--bc-policy best`` first scores ``--bc-candidates`` (policy mode: the environment's
-        policies) on the validation windows and clones the lowest; every score is kept in
+        policies; learned backfilling: its order, the only expert there) on the validation
+        windows and clones the lowest; every score is kept in
         ``training.json`` (``behaviour_cloning.validation_scores``).
         """
         from hpcgym.agents import bc
@@ -206,7 +207,8 @@ class Run:
         scores: dict[str, float] = {}
         if name == "best":
             action = next(iter(envs.values())).unwrapped.config.action
-            names = bc.candidates(action.policies if action.mode == "policy" else None, a.bc_candidates)
+            own = {"policy": action.policies, "backfill": (action.order,)}.get(action.mode)
+            names = bc.candidates(own, a.bc_candidates)
             scores = {n: score(n) for n in names}
             name = bc.pick_reference(scores)
         summary = bc.clone(

@@ -27,6 +27,7 @@ from hpcgym.baselines._kernels import (
     SHORTEST_FIRST,
     easy_decide,
     easy_decide_first,
+    easy_decide_order,
     load_kernels,
     order_decide,
     prb_decide,
@@ -232,7 +233,7 @@ class EasyBackfilling(DispatcherBase):
             self.extra != "classic",
         )
         self._out = _Buffers()
-        self._first_loaded = False
+        self._first_loaded = self._order_loaded = False
 
     @property
     def every_event(self) -> bool:
@@ -280,6 +281,32 @@ class EasyBackfilling(DispatcherBase):
                 self._first_loaded = True
             inputs = view.kernel_inputs(live=True)
             counts = easy_decide_first(*inputs, first, self._rule, out.out, self.reservation)
+        return out.decision(*counts)
+
+    def decide_order(
+        self,
+        view: SystemView,
+        order: np.ndarray,
+        inputs: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None = None,
+    ) -> Decision:
+        """This decision with the waiting jobs taken in ``order``, on the state ``inputs``.
+
+        The jobs of ``order`` (waiting jobs, each once; the others are left out) start in
+        that order while they fit, the first that does not gets the reservation, and the
+        later ones are backfilled in that order (``sjbf`` and ``reserve_shortest`` sort on
+        top of it). ``inputs`` is ``view.kernel_inputs(live=True)`` (the default) or a copy
+        of it taken earlier with ``prediction`` and ``start`` made read-only: the decision
+        is then made on that earlier state, which the environment's ``backfill`` mode uses to
+        replay one decision a job at a time. :attr:`reservation` then holds ``[head, time,
+        predicted time]`` as after :meth:`decide`.
+        """
+        out = self._out.ready(view)
+        if not self._order_loaded:  # the environment's learned-backfilling mode only
+            load_kernels("easy-order")
+            self._order_loaded = True
+        mem, prediction, start, now = view.kernel_inputs(live=True) if inputs is None else inputs
+        order = np.ascontiguousarray(order, dtype=np.int64)
+        counts = easy_decide_order(mem, prediction, start, now, order, self._rule, out.out, self.reservation)
         return out.decision(*counts)
 
     def extras(self) -> dict[str, object]:

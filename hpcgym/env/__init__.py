@@ -14,9 +14,10 @@ Registered ids (``import hpcgym`` registers them):
 | ``hpcgym/Dispatch-v1`` | ``job``: start one of K waiting jobs or advance |
 | ``hpcgym/DispatchBackfill-v1`` | ``job`` with ``backfill="easy"`` |
 | ``hpcgym/DispatchPolicy-v1`` | ``policy``: pick the reference dispatcher of this decision |
+| ``hpcgym/DispatchLearnedBackfill-v1`` | ``backfill``: pick who backfills around EASY's reservation |
 | ``hpcgym/UserSubmit-v0`` | a request size and a delay per arriving job, EASY underneath |
 
-The ``-v0`` ids of each stay registered (:class:`DispatchEnvV0`): they show the
+The ``-v0`` ids of the first three stay registered (:class:`DispatchEnvV0`): they show the
 ``jobs``, ``histograms`` and ``system`` parts on every machine, where ``v1`` adds
 ``resources`` and ``requests`` on machines of more than one resource type.
 

@@ -65,6 +65,8 @@ def compiled_obstacle(env: DispatchEnv) -> str | None:
     ``every_event``, ``predictor``, ``observations``, ``reward``).
     """
     cfg = env.config
+    if cfg.action.mode == "backfill":
+        return "mode: 'backfill' runs the learned-backfilling step in Python (only 'job' is compiled)"
     if cfg.action.mode != "job":
         return f"mode: {cfg.action.mode!r} lets a Python dispatcher decide (only 'job' is compiled)"
     if cfg.action.backfill != "none":

@@ -28,12 +28,13 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.env.backfill import base_preset
 from hpcgym.env.episodes import SPLITS
 from hpcgym.machine import Machine
 from hpcgym.predict import parse_wait_predictor
 from hpcgym.workloads import Workload, check_procs, real_number
 
-ACTION_MODES = ("job", "policy")
+ACTION_MODES = ("job", "policy", "backfill")
 BACKFILL_MODES = ("none", "easy")
 HISTOGRAM_DURATIONS = ("prediction", "estimate")
 DEFAULT_POLICIES = ("fcfs", "sjf-list", "ljf-list", "easy")
@@ -269,12 +270,20 @@ class ActionConfig:
     Attributes:
         mode: ``"job"``: Discrete(K + 1), start one of the K shown jobs now or
             advance to the next event; ``"policy"``: Discrete(len(policies)), let one
-            reference dispatcher make this decision.
+            reference dispatcher make this decision; ``"backfill"``: Discrete(K + 1),
+            the preset ``order`` starts jobs and keeps EASY's reservation, the agent
+            picks which job backfills or stops (:mod:`hpcgym.env.backfill`).
         backfill: in ``job`` mode, ``"easy"`` gives a chosen job that does not fit
             EASY's reservation and backfills around it until it starts; ``"none"``
             treats such a choice as invalid.
         policies: the reference dispatcher presets of ``policy`` mode. They all plan
             with the environment's predictor.
+        order: in ``backfill`` mode, the preset whose priority order, reservation and
+            backfilling rule the agent backfills within: EASY-family presets (``easy``,
+            ``easy-sjbf``, ``sjf``, ...) and queue orders with EASY backfilling
+            (``f1-bf``, ``f2-bf``, ``saf-bf``, ...); see
+            :func:`hpcgym.env.backfill.backfill_orders`. Checked in every mode, stored
+            as the preset's canonical name; it plans with the environment's predictor.
         every_event: also stop at instants where nothing fits (only advancing is then
             valid); for adapters of dispatchers that want to see every event.
     """
@@ -282,6 +291,7 @@ class ActionConfig:
     mode: str = "job"
     backfill: str = "none"
     policies: tuple[str, ...] = DEFAULT_POLICIES
+    order: str = "easy"
     every_event: bool = False
 
     def __post_init__(self) -> None:
@@ -289,6 +299,7 @@ class ActionConfig:
         _choice(self.backfill, "backfill", BACKFILL_MODES)
         _names(self, "policies", "dispatcher preset")
         _check(len(self.policies) > 0, "policies", "must name at least one dispatcher preset")
+        object.__setattr__(self, "order", base_preset(self.order)[0])
         _flag(self, "every_event")
 
 

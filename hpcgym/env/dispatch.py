@@ -20,6 +20,7 @@ from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError
 from hpcgym.env._compiled import CompiledEpisodes, compiled_obstacle
 from hpcgym.env._engine import EpisodeEngine, trace_requests
 from hpcgym.env._vector_kernels import F_NOW, NO_KERNEL, step_all
+from hpcgym.env.backfill import LearnedBackfill, reserve_and_backfill
 from hpcgym.env.config import DispatchConfig, make_config
 from hpcgym.env.observations import (
     DEFAULT_OBSERVATIONS,
@@ -84,11 +85,19 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     then the engine advances to the next decision point. Every dispatcher plans with
     the environment's predictor.
 
+    ``mode="backfill"`` (learned backfilling, :mod:`hpcgym.env.backfill`): ``Discrete(K + 1)``.
+    The preset ``order`` starts jobs in its priority order and keeps EASY's reservation for
+    the first that does not fit; slot i < K backfills the i-th job that may backfill now
+    without delaying it (in the preset's backfill order; later slots: the head, then the
+    rest), K stops until the next decision point. Steps come only where a job may backfill;
+    always slot 0 (:func:`~hpcgym.env.backfill.expert_action`) gives the preset's schedule.
+
     An invalid action never raises; it is flagged with ``info["invalid_action"]`` and
     replaced by the *fallback*: advance if an event is still to come, else start the
     oldest waiting job (which then fits, as the machine is idle). Invalid are: an empty
     slot, a job that does not fit (``backfill="none"``), advancing when nothing is left
-    to happen, an out-of-range action, and in ``policy`` mode an out-of-range index
+    to happen, an out-of-range action, a slot that may not backfill (``backfill`` mode: the
+    fallback is to stop), and in ``policy`` mode an out-of-range index
     (the first dispatcher then decides) or a dispatcher that would leave the idle
     machine waiting forever.
 
@@ -173,7 +182,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
     ``histogram_bins``, ``histogram_duration``, ``max_time_s``, ``oracle``,
     ``wait_predictor``),
     :class:`~hpcgym.env.config.ActionConfig` (``mode``, ``backfill``, ``policies``,
-    ``every_event``) and :class:`~hpcgym.env.config.RewardConfig` (``reward``,
+    ``order``, ``every_event``) and :class:`~hpcgym.env.config.RewardConfig` (``reward``,
     ``reward_scale``, ``invalid_penalty``, ``include_all``); or ``config=`` a whole
     :class:`~hpcgym.env.config.DispatchConfig`; ``render_mode`` (see Rendering); and
     ``compiled`` (see Compiled steps). An unknown name raises
@@ -292,7 +301,8 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.observation_space = spaces.Dict(  # type: ignore[assignment]
             {n: b.space() for n, b in self._builders.items()}
         )
-        if self.mode == "job":
+        self._bf = LearnedBackfill(ac.order, k) if self.mode == "backfill" else None
+        if self.mode != "policy":
             self.action_space = spaces.Discrete(k + 1)
             self._dispatchers: list[DispatcherBase] = []
         else:
@@ -484,6 +494,8 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             b.reset(view, jobs)
         if self._easy:  # backfill="easy" is the only user of the backfiller
             self._backfiller.reset(view)
+        if self._bf is not None:
+            self._bf.reset(view)
         self._reward.reset(self._outcome)
         for d in self._dispatchers:
             d.reset(view)
@@ -492,6 +504,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self.decision_count = 0
         self._metrics: dict[str, Any] | None = None
         self._advance()
+        self._unplayed = self._done  # backfill mode: no choice in the whole window
         self._update_mask()
         info = self._info(False)
         obs = self._observe()
@@ -513,11 +526,12 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             raise gym.error.ResetNeeded("call reset() before step()")
         if self._fast:
             return self._step_compiled(action)
-        if self._done:
-            invalid = True  # stepping a finished episode changes nothing
+        if self._done:  # stepping a finished episode changes nothing; "stop" ends one without a choice
+            invalid = not self._unplayed or episodes.as_action(action) != self.window_size
+            self._unplayed = False
         else:
-            a = _as_int(action)
-            invalid = self._step_job(a) if self.mode == "job" else self._step_policy(a)
+            step = {"job": self._step_job, "policy": self._step_policy}.get(self.mode, self._step_backfill)
+            invalid = step(episodes.as_action(action))
         if self._done and self._metrics is None:
             self._metrics = self._episode_metrics()
             self._outcome = dataclasses.replace(self._outcome, metrics=self._metrics)
@@ -534,7 +548,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         """:meth:`step` in one compiled call (the same results as the Python path, tested)."""
         core = self._core
         assert core is not None
-        core.actions[0] = _as_int(action)
+        core.actions[0] = episodes.as_action(action)
         core.step(core.actions, core.skip)
         invalid = bool(core.invalid[0])
         done = self._done = bool(core.final[0])
@@ -576,7 +590,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
                     self._after_start()
                     return False
                 if self._easy:
-                    self._reserve_and_backfill(j)
+                    reserve_and_backfill(sim, self._backfiller, j)
                     self._after_start()
                     return False
         elif a == k and sim.has_future_event():
@@ -602,20 +616,14 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         self._advance()
         return invalid
 
-    def _reserve_and_backfill(self, j: int) -> None:
-        """Job ``j`` does not fit: reserve for it and backfill around it until it starts."""
-        sim = self._sim
-        assert sim is not None
-        view = sim.view
-        while True:
-            decision = self._backfiller.decide(view, first=j)
-            if len(decision):
-                sim.start(decision)
-            if not sim.advance(every_event=True):  # pragma: no cover - j still waits
-                raise AssertionError("the engine ran out of events while a job waited")
-            if view.fits(j):
-                sim.start((j,))
-                return
+    def _step_backfill(self, a: int) -> bool:
+        """Apply a ``backfill``-mode action; True if it was invalid (then: stop)."""
+        bf = self._bf
+        assert bf is not None and self._sim is not None
+        started = 0 <= a < min(bf.eligible, self.window_size)
+        if not (started and bf.start(self._sim, a)):  # none may backfill any more, stop, or invalid
+            self._advance()
+        return not started and a != self.window_size
 
     def _fallback(self) -> None:
         """Advance if an event is still to come, else start the oldest waiting job."""
@@ -639,15 +647,18 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         sim = self._sim
         assert sim is not None
         self._placements.clear()  # placements hold for one instant's decision
-        if sim.advance(self._every_event):
+        while sim.advance(self._every_event):
             self.decision_count += 1
             sim.decisions += 1
-        else:
-            self._done = True
+            if self._bf is None or self._bf.arrive(sim):  # backfill mode: only instants with a choice
+                return
+        self._done = True
 
     # -------------------------------------------------------- observing
     def _observe(self) -> dict[str, np.ndarray]:
         view = self._sim.view  # type: ignore[union-attr]
+        if self._bf is not None:
+            return self._bf.observe(self._builders, view)
         return {name: b.build(view) for name, b in self._builders.items()}
 
     def _update_mask(self) -> None:
@@ -659,6 +670,8 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         elif self._done:
             mask[:] = False
             mask[-1] = True  # a finished episode accepts anything; keep one action valid
+        elif self._bf is not None:
+            self._bf.mask(mask)
         else:
             _kernels.job_mask(mask, sim.view.queue_fits, self._easy, sim.has_future_event())
 
@@ -781,18 +794,3 @@ def _step_all_example() -> tuple[Any, ...]:
 
 
 native.register(step_all, _step_all_example, part="env")
-
-
-def _as_int(action: Any) -> int:
-    """An action as an int; anything that is not one integer becomes -1 (invalid)."""
-    try:
-        return operator.index(action)
-    except TypeError:
-        pass
-    try:
-        a = np.asarray(action)
-        if a.size == 1 and np.issubdtype(a.dtype, np.integer):
-            return int(a.reshape(-1)[0])
-    except (TypeError, ValueError):
-        pass
-    return -1

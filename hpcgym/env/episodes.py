@@ -10,7 +10,8 @@ and evaluated on the same splits and windows the environment samples from:
 * :class:`WarmStart` -- the running and waiting jobs a full replay had when a window's
   first job arrived;
 * :func:`episode_workload` -- the episode's jobs as a workload;
-* :func:`fallback_job` -- the FCFS fallback when nothing else can happen.
+* :func:`fallback_job` -- the FCFS fallback when nothing else can happen;
+* :func:`as_action` -- an action as the integer the environment reads.
 
 Nothing here imports gymnasium: the module sits beside the engine.
 
@@ -23,6 +24,7 @@ Nothing here imports gymnasium: the module sits beside the engine.
 from __future__ import annotations
 
 import functools
+import operator
 import os
 from dataclasses import dataclass
 
@@ -262,3 +264,22 @@ def fallback_job(view: SystemView) -> int | None:
     if not fits.any():
         return None
     return int(view.queue[int(np.argmax(fits))])
+
+
+def as_action(action: object) -> int:
+    """An action as an int; anything that is not one integer becomes -1 (invalid).
+
+    >>> as_action(np.int64(3)), as_action(np.array([2])), as_action(1.5), as_action("0")
+    (3, 2, -1, -1)
+    """
+    try:
+        return operator.index(action)  # type: ignore[arg-type]
+    except TypeError:
+        pass
+    try:
+        a = np.asarray(action)
+        if a.size == 1 and np.issubdtype(a.dtype, np.integer):
+            return int(a.reshape(-1)[0])
+    except (TypeError, ValueError):
+        pass
+    return -1

@@ -15,6 +15,9 @@ every action mode:
   them: the expert then picks the first of its chosen jobs that is shown, else advances
   (or, when nothing is left to happen, starts the oldest fitting job, the environment's
   fallback), and counts the decision in :attr:`Expert.off_window`.
+* ``backfill`` mode (learned backfilling): only the environment's base preset (its
+  ``order``) has an expert there, :func:`hpcgym.env.backfill.expert_action` (the first job
+  that may backfill, else stop), which gives exactly the preset's schedule.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import numpy as np
 from hpcgym.baselines import make_policy, resolve_policy_name
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.env.adapters import DispatcherPolicy
+from hpcgym.env.backfill import expert_action
 from hpcgym.env.dispatch import DispatchEnv
 
 
@@ -64,6 +68,13 @@ class Expert:
             self._index = names.index(self.name)
         elif mode == "job":
             self._job = DispatcherPolicy(make_policy(self.name), unwrapped)
+        elif mode == "backfill":
+            order = unwrapped.config.action.order
+            if self.name != order:
+                raise InvalidConfigError(
+                    f"policy: in backfill mode the expert is the environment's order ({order!r}), "
+                    f"not {policy!r}"
+                )
         else:  # pragma: no cover - a mode added without its expert
             raise InvalidConfigError(f"env: no expert for mode {mode!r}")
 
@@ -71,6 +82,8 @@ class Expert:
         """The action the dispatcher takes in the environment's current state."""
         if self._index is not None:
             return self._index
+        if self.env.mode == "backfill":
+            return expert_action(self.env)
         job = self._job
         assert job is not None
         try:

@@ -260,6 +260,22 @@ def test_policy_mode_trains_over_the_given_dispatchers_and_evaluate_plays_them(t
         train_maskable_ppo.Args(env_id="hpcgym/DispatchPolicy-v1", policies=("no-such-dispatcher",))
 
 
+def test_learned_backfilling_trains_and_evaluate_rebuilds_its_mode_and_order(tmp_path: Path) -> None:
+    env_id = "hpcgym/DispatchLearnedBackfill-v1"
+    argv = [*TINY, "--env-id", env_id, "--backfill-order", "sjf-bf", "--window-jobs", "120"]
+    run = train_maskable_ppo.main([*argv, "--vec", "dummy", "--out", str(tmp_path / "b")])
+    assert run.vec_env == "DummyVecEnv" and run.invalid_steps == 0  # not compiled: the Python path
+    kwargs = run.metadata["env"]["kwargs"]
+    assert kwargs["mode"] == "backfill" and kwargs["order"] == "sjf"  # the canonical name
+    ev = evaluate([str(run.best_model), "sjf"], window_jobs=120, windows=2, n_resamples=99)
+    agent = next(r for r in ev.summary if r["kind"] == "agent")
+    assert agent["invalid_rate"] == 0
+    with pytest.raises(InvalidConfigError, match="--backfill-order: only learned-backfilling"):
+        train_maskable_ppo.Args(backfill_order="f2-bf")
+    with pytest.raises(InvalidConfigError, match="--backfill-order: 'fcfs' makes no EASY reservation"):
+        train_maskable_ppo.Args(env_id=env_id, backfill_order="fcfs")
+
+
 def test_an_unknown_machine_is_a_clean_error_of_the_script(tmp_path: Path) -> None:
     import subprocess
     import sys

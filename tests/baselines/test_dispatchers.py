@@ -299,3 +299,38 @@ def test_kill_at_estimate_keeps_jobs_that_end_exactly_at_it(make_workload):
     s = simulate(make_workload([(0, 10, 1, 10)], 1), "easy", kill_at_estimate=True)
     assert not s.killed[0]
     assert s.end[0] == 10
+
+
+def test_easy_decide_order_replays_a_decision_in_any_order_on_an_earlier_state():
+    from hpcgym.workloads import load_default
+
+    sim = Simulator(load_default().window(300, 2500))
+    easy = make_policy("easy")
+    easy.reset(sim.view)
+    replays = 0
+    while sim.advance():
+        view = sim.view
+        queue = np.array(view.queue)
+        decision = easy(view)
+        jobs, reservation = np.array(decision.jobs), easy.reservation.copy()
+        # the queue in arrival order: EASY's own decision
+        mem, prediction, start, now = view.kernel_inputs(live=True)
+        frozen = [prediction.copy(), start.copy()]
+        for a in frozen:
+            a.flags.writeable = False
+        state = (mem.copy(), *frozen, now)
+        again = easy.decide_order(view, queue)
+        np.testing.assert_array_equal(again.jobs, jobs)
+        np.testing.assert_array_equal(easy.reservation, reservation)
+        sim.start(np.array(again.jobs), np.array(again.nodes))
+        if reservation[0] >= 0:
+            # on the state copied before the starts, in the order (started jobs, head, the rest reversed)
+            head = int(reservation[0])
+            before = queue[: int(np.flatnonzero(queue == head)[0])]
+            rest = queue[~np.isin(queue, [*before, head])][::-1]
+            replay = easy.decide_order(view, np.concatenate([before, [head], rest]), state)
+            assert list(replay.jobs[: len(before)]) == list(before)
+            assert easy.reservation[0] == head and easy.reservation[1] == reservation[1]
+            assert set(replay.jobs) <= set(queue) - {head}
+            replays += 1
+    assert replays > 10

@@ -531,7 +531,7 @@ def test_rgb_frames_show_the_state_of_each_step(env_id: str) -> None:
         valid = np.flatnonzero(u.action_masks())
         if env.step(valid[rng.integers(len(valid))])[2]:
             break
-    assert frames > 20
+    assert frames > (5 if u.mode == "backfill" else 20)  # learned backfilling: only backfill choices
 
 
 def test_render_without_a_mode_warns_like_gymnasium_envs() -> None:

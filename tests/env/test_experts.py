@@ -65,3 +65,14 @@ def test_an_expert_outside_the_policies_or_unknown_is_an_error(window: Workload)
         Expert(env, "f2-bf")
     with pytest.raises(UnknownNameError):
         Expert(DispatchEnv(trace=window, window_jobs=None, split="all"), "no-such-dispatcher")
+
+
+@pytest.mark.parametrize("order", ["easy", "f2-bf"])
+def test_in_learned_backfilling_the_expert_is_the_order_and_schedules_as_it(
+    window: Workload, order: str
+) -> None:
+    env = DispatchEnv(trace=window, window_jobs=None, split="all", mode="backfill", order=order)
+    with pytest.raises(InvalidConfigError, match="the environment's order"):
+        Expert(env, "saf-bf")
+    play(env, Expert(env, order))
+    np.testing.assert_array_equal(env.schedule().start, Simulator(window).run(make_policy(order)).start)
