@@ -240,10 +240,13 @@ def run_loop(
     no_order = out[:0]
     # EASY: the running jobs in order of predicted end, kept as they start and end (the
     # predictions do not change in this loop) rather than sorted at every decision
+    # (a run shown with a progress bar calls this loop again and again: it starts from the running jobs)
     factor = rule[0]
     by_end = np.empty(len(submit) if kind == EASY else 0, dtype=np.int64)
-    o_run = mem[ek.O_RUNNING]
-    n_by_end = running_by_end(mem[o_run : o_run + mem[ek.H_NRUN]], start, prediction, factor, by_end)
+    n_by_end = 0
+    if kind == EASY:
+        o_run = mem[ek.O_RUNNING]
+        n_by_end = running_by_end(mem[o_run : o_run + mem[ek.H_NRUN]], start, prediction, factor, by_end)
     o_state = mem[ek.O_STATE]
     seen_done = ctl[ek.C_DONE]
     while _next_decision(mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at):
