@@ -238,9 +238,9 @@ def run_loop(
     heap_t, heap_s, heap_j = borrowed(heap_t), borrowed(heap_s), borrowed(heap_j)
     stop_at = ctl[ek.C_DONE] + chunk
     no_order = out[:0]
-    # EASY: the running jobs in order of predicted end, kept as they start and end (the
-    # predictions do not change in this loop) rather than sorted at every decision
-    # (a run shown with a progress bar calls this loop again and again: it starts from the running jobs)
+    # EASY: the running jobs in order of predicted end, kept as they start and end (the predictions
+    # do not change in this loop) rather than sorted at every decision; built anew on each call
+    # (a run shown with a progress bar calls the loop once a chunk)
     factor = rule[0]
     by_end = np.empty(len(submit) if kind == EASY else 0, dtype=np.int64)
     n_by_end = 0
