@@ -15,144 +15,38 @@ What the first run compiles: a dispatcher loads its own family in ``reset`` (:fu
 FCFS, SJF/LJF and EASY: the event loop, :mod:`hpcgym.baselines._loop`, with their kernels inside;
 families in the native core, :mod:`hpcgym.common.native`, compile nothing). The kernels are
 ``inline="always"`` into the adapters (``*_decide``); every call passes the same argument types.
+EASY's kernel and the helpers the kernels share are in :mod:`hpcgym.baselines._easy`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from numba import njit
 
+from hpcgym.baselines._easy import (
+    NO_LITERAL_ZERO,
+    RESERVATION_FIELDS,
+    EasyRuleArg,
+    _copy_free,
+    _order,
+    _parts,
+    _start,
+    easy_kernel,
+)
+from hpcgym.baselines._easy import RES_HEAD as RES_HEAD  # the EASY kernel's names, re-exported
+from hpcgym.baselines._easy import RES_PREDICTED_TIME as RES_PREDICTED_TIME
+from hpcgym.baselines._easy import RES_TIME as RES_TIME
+from hpcgym.baselines._easy import EasyRule as EasyRule
+from hpcgym.baselines._easy import work_words as work_words
 from hpcgym.common import native
 from hpcgym.common._views import borrowed, matrix
-from hpcgym.machine import BEST_FIT, Nodes, fits, place, take
-from hpcgym.machine.allocator import stable_argsort, stable_argsort_into
+from hpcgym.machine import BEST_FIT, Nodes, place, take
+from hpcgym.machine.allocator import stable_argsort
 from hpcgym.sim import Jobs, State
 from hpcgym.sim._kernels import H_CHUNKS, jobs_of, nodes_of, state_of
-
-RES_HEAD = 0
-"""Index, in an EASY kernel's ``reservation`` array, of the job given the reservation (-1: none)."""
-RES_TIME = 1
-"""Index of the reservation time: when the head job is predicted to fit (not before now)."""
-RES_PREDICTED_TIME = 2
-"""Index of the reservation time as the predicted ends give it, before it is moved up to now."""
-RESERVATION_FIELDS = 3
-
-
-class EasyRule(NamedTuple):
-    """The variant of EASY a kernel applies (see :class:`hpcgym.baselines.EasyBackfilling`).
-
-    Attributes:
-        factor: multiply every prediction by this when planning (2 for X2).
-        sjbf: backfill candidates shortest predicted first.
-        reserve_shortest: the reservation goes to the shortest predicted waiting job.
-        extra_all: every job predicted to end by the reservation frees its resources
-            for the extra (``extra="all"``); else only those released to reach it.
-    """
-
-    factor: float
-    sjbf: bool
-    reserve_shortest: bool
-    extra_all: bool
-
-
-EasyRuleArg = EasyRule | tuple[float, bool, bool, bool]
-"""An :class:`EasyRule`, or its fields as a plain tuple."""
-
-
-@njit(cache=True)
-def work_words(nodes: int, n_res: int, n_jobs: int) -> int:
-    """The scratch (int64 words) the EASY and order kernels need on a machine of ``nodes`` x
-    ``n_res`` with ``n_jobs`` jobs: three free matrices, three per-type totals, and four
-    job-length arrays (positions, predicted ends, two for sorting them).
-
-    The adapters (``*_decide``) take it from the end of their ``out`` buffer, after the jobs
-    and their placements (allocated per decision, it cost a quarter of the compiled loop's
-    time in ``malloc``, ``free`` and reference counts); with a shorter ``out`` it is allocated.
-    """
-    return 3 * nodes * n_res + 3 * n_res + 4 * n_jobs
-
-
-@njit(cache=True, inline="always")
-def _parts(out: np.ndarray, n: int, chunks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``out`` as (jobs to start, their placements, scratch): ``n`` jobs, ``chunks`` placement entries."""
-    return out[:n], out[n : n + chunks], out[n + chunks :]
-
-
-NO_LITERAL_ZERO = np.int64(0)
-"""0 as an int64, not a literal: a compiled function called with a literal argument
-(``f(x, 0)``, or a variable that starts at 0) is compiled once more for that literal
-type, several seconds on the first run. Booleans likewise: ``np.bool_(True)``."""
-
-
-@njit(cache=True, inline="always")
-def _order(jobs: np.ndarray, key: np.ndarray) -> np.ndarray:
-    """``jobs`` sorted by ``key`` (``key[i]`` is job ``jobs[i]``'s); ties keep the given (arrival) order."""
-    return jobs[stable_argsort(key)]
-
-
-# The loops over waiting jobs first ask whether a job's whole request is within the free
-# amount of each type (necessary to fit, sufficient on one shared node, cheap), spelt out:
-# a helper inlined there makes numba count references to its arrays on every turn.
-
-
-@njit(cache=True, inline="always")
-def _copy_free(src: np.ndarray, free: np.ndarray, total: np.ndarray) -> None:
-    """``free[:] = src`` and ``total`` = its per-type sums, as loops (see the note above)."""
-    n_nodes, n_res = src.shape
-    for r in range(n_res):
-        total[r] = 0
-    for a in range(n_nodes):
-        for r in range(n_res):
-            free[a, r] = src[a, r]
-            total[r] += src[a, r]
-
-
-@njit(cache=True, inline="always")
-def _take(m: Nodes, free: np.ndarray, total: np.ndarray, v: np.ndarray, placement: np.ndarray) -> int:
-    """:func:`~hpcgym.machine.allocator.take`, also off the per-type totals; returns the units taken."""
-    taken = 0
-    n_res = free.shape[1]
-    for i in placement:
-        for r in range(n_res):
-            a = free[i, r] if m.exclusive else v[r]
-            free[i, r] -= a
-            total[r] -= a
-            taken += a
-    return taken
-
-
-@njit(cache=True, inline="always")
-def _start(
-    m: Nodes,
-    free: np.ndarray,
-    total: np.ndarray,
-    per_chunk: np.ndarray,
-    j: int,
-    chunks: int,
-    out_nodes: np.ndarray,
-    pos: int,
-    one_node: bool = False,
-) -> int:
-    """Place job ``j`` on ``free`` and take it (``out_nodes[pos:]`` gets its nodes).
-
-    Returns the units taken, or -1 if it does not fit. ``one_node``: one shared node, which
-    the caller found holds the request (within the free totals), so no allocator call.
-    Called only for jobs within the free totals, so its views cost the other turns of a
-    kernel's queue loop nothing. Inlined: compiled on its own it was compiled (allocator
-    linked in) once more than its callers, 1-2 s of a first run, for no speed
-    (docs/BENCHMARKS.md, "First run").
-    """
-    v = per_chunk[j]
-    placed = out_nodes[pos : pos + chunks]
-    if one_node:
-        for q in range(chunks):
-            placed[q] = 0
-    elif not place(m, free, chunks, v, out_nodes, pos):
-        return -1
-    return _take(m, free, total, v, placed)
 
 
 @njit(cache=True)
@@ -218,296 +112,6 @@ def prb_kernel(
     return k, pos
 
 
-@njit(cache=True)
-def _release(
-    trial: np.ndarray,
-    trial_total: np.ndarray,
-    capacity: np.ndarray,
-    exclusive: bool,
-    per_chunk: np.ndarray,
-    job: int,
-    nodes: np.ndarray,
-    lo: int,
-    hi: int,
-) -> None:
-    """Give back, on ``trial`` and its per-type totals, the nodes ``nodes[lo:hi]`` of ``job``."""
-    n_res = trial.shape[1]
-    for c in range(lo, hi):
-        i = nodes[c]
-        for r in range(n_res):
-            a = capacity[i, r] - trial[i, r] if exclusive else per_chunk[job, r]
-            trial[i, r] += a
-            trial_total[r] += a
-
-
-@njit(cache=True, inline="always")
-def _backfill(
-    m: Nodes,
-    free: np.ndarray,
-    total: np.ndarray,
-    extra: np.ndarray,
-    limit: np.ndarray,
-    limit_total: np.ndarray,
-    per_chunk: np.ndarray,
-    j: int,
-    chunks: int,
-    ends_in_time: bool,
-    out_nodes: np.ndarray,
-    pos: int,
-    one_node: bool,
-) -> int:
-    """Backfill job ``j`` if it may start now without delaying the reservation.
-
-    A job predicted to end by the reservation needs only to fit ``free``; any other must
-    fit ``limit`` = min(free, extra) node by node, and then takes from both ``free`` and
-    ``extra``. Returns the units taken from ``free``, or -1 if ``j`` does not start.
-    ``one_node``: as for :func:`_start` (the caller tested ``limit``'s totals for a job
-    ending after the reservation).
-    """
-    v = per_chunk[j]
-    placed = out_nodes[pos : pos + chunks]
-    if one_node:
-        for q in range(chunks):
-            placed[q] = 0
-    if ends_in_time:
-        if not one_node and not place(m, free, chunks, v, out_nodes, pos):
-            return -1
-        taken = _take(m, free, total, v, placed)
-        for node in placed:
-            for r in range(free.shape[1]):
-                low = min(free[node, r], extra[node, r])
-                limit_total[r] += low - limit[node, r]
-                limit[node, r] = low
-        return taken
-    # a placement within the limit is one within what is free now
-    if not one_node and not place(m, limit, chunks, v, out_nodes, pos):
-        return -1
-    take(m, extra, v, placed)
-    _take(m, limit, limit_total, v, placed)
-    return _take(m, free, total, v, placed)
-
-
-@njit(cache=True, inline="always")
-def easy_kernel(
-    machine: Nodes,
-    jobs: Jobs,
-    state: State,
-    rule: EasyRuleArg,
-    out_jobs: np.ndarray,
-    out_nodes: np.ndarray,
-    reservation: np.ndarray,
-    work: np.ndarray,
-) -> tuple[int, int]:
-    """EASY backfilling and its variants; see :class:`hpcgym.baselines.EasyBackfilling`.
-
-    1. Start waiting jobs in reservation order while they fit.
-    2. The first that does not, the head, gets a reservation by trial allocation: on a
-       copy of the free matrix, release the running jobs (and those just started) in
-       order of predicted end until the head fits; the reservation is the predicted end
-       of the last one released (not before now). The head's trial placement reserves
-       those nodes; the *extra* resources are the trial free matrix minus that
-       placement (with ``extra_all``, after also releasing every further job predicted
-       to end by the reservation).
-    3. A later job starts now if it fits and is predicted to end by the reservation, or
-       if it fits within ``min(free, extra)`` node by node; it is then placed there and
-       consumes both.
-
-    On a machine of one node and one resource type this is exactly Lifka's EASY with
-    processor counts. ``reservation`` receives ``[head, time, predicted time]`` at the
-    indices :data:`RES_HEAD`, :data:`RES_TIME`, :data:`RES_PREDICTED_TIME` (head -1 when
-    every waiting job started). ``work`` is the scratch (:func:`work_words`; allocated
-    here if shorter).
-    """
-    m = Nodes(*machine)
-    jb = Jobs(*jobs)
-    st = State(*state)
-    ru = EasyRule(*rule)
-    chunks = jb.chunks
-    per = jb.per_chunk
-    pred = jb.prediction
-    now = st.now
-    queue = st.queue
-    nq = len(queue)
-    running = st.running
-    nr = len(running)
-    # scratch: the free matrix now, at the reservation, and their minimum, with their
-    # per-type totals; where each started job's placement sits in out_nodes; the
-    # predicted ends and the two buffers that sort them
-    n_nodes, n_res = st.free.shape
-    n_jobs = len(chunks)
-    if len(work) < work_words(n_nodes, n_res, n_jobs):
-        work = np.empty(work_words(n_nodes, n_res, n_jobs), dtype=np.int64)
-    size = n_nodes * n_res
-    free = matrix(work, 0, n_nodes, n_res)
-    trial = matrix(work, size, n_nodes, n_res)
-    limit = matrix(work, 2 * size, n_nodes, n_res)
-    b = 3 * size
-    total = work[b : b + n_res]
-    trial_total = work[b + n_res : b + 2 * n_res]
-    limit_total = work[b + 2 * n_res : b + 3 * n_res]
-    b += 3 * n_res
-    seg = work[b : b + n_jobs]
-    ends_buf = work[b + n_jobs : b + 2 * n_jobs].view(np.float64)
-    sort_buf = work[b + 2 * n_jobs : b + 3 * n_jobs]
-    spare = work[b + 3 * n_jobs : b + 4 * n_jobs]
-    # copies and minimums as loops: numba compiles ``a[:] = b`` and ``np.minimum(a, b, out)``
-    # with a shape-mismatch error path that formats a message (seconds of compiling)
-    _copy_free(st.free, free, total)
-    left = total.sum()
-    # one shared node: a request within the per-type totals fits, on node 0
-    one_node = n_nodes == 1 and not m.exclusive
-    order = _order(queue, pred[queue]) if ru.reserve_shortest else queue
-    k = 0
-    pos = NO_LITERAL_ZERO
-    # 1. start jobs in reservation order while they fit
-    i = 0
-    while i < nq:
-        j = order[i]
-        c = chunks[j]
-        may_fit = True
-        for r in range(n_res):
-            if c * per[j, r] > total[r]:
-                may_fit = False
-                break
-        if not may_fit:
-            break
-        taken = _start(m, free, total, per, j, c, out_nodes, pos, one_node)
-        if taken < 0:
-            break
-        left -= taken
-        out_jobs[k] = j
-        seg[k] = pos
-        k += 1
-        pos += c
-        i += 1
-    reservation[RES_HEAD] = -1.0
-    if i == nq:
-        return k, pos
-    head = order[i]
-    hc = chunks[head]
-    hv = per[head]
-    # 2. reservation: release jobs by predicted end until the head job fits
-    n_ends = nr + k
-    ends = ends_buf[:n_ends]
-    for q in range(nr):
-        r = running[q]
-        ends[q] = jb.start[r] + ru.factor * pred[r]
-    for q in range(k):
-        ends[nr + q] = now + ru.factor * pred[out_jobs[q]]
-    idx = stable_argsort_into(ends, sort_buf, spare)
-    for a in range(n_nodes):
-        for r in range(n_res):
-            trial[a, r] = free[a, r]
-    for r in range(n_res):
-        trial_total[r] = total[r]
-    cap = m.capacity
-    ptr = jb.placement_ptr
-    shadow = now
-    q = 0
-    while q < n_ends:
-        enough = True  # the per-type totals first: cheap, and exact on one node
-        for r in range(n_res):
-            if hc * hv[r] > trial_total[r]:
-                enough = False
-                break
-        if enough and (one_node or fits(m, trial, hc, hv)):
-            break
-        e = idx[q]
-        if e < nr:
-            rj = running[e]
-            _release(trial, trial_total, cap, m.exclusive, per, rj, jb.placement_nodes, ptr[rj], ptr[rj + 1])
-        else:
-            rj = out_jobs[e - nr]
-            lo = seg[e - nr]
-            _release(trial, trial_total, cap, m.exclusive, per, rj, out_nodes, lo, lo + chunks[rj])
-        shadow = ends[e]
-        q += 1
-    predicted_shadow = shadow
-    if shadow < now:  # predictions already outlived: the scheduler thinks they are free now
-        shadow = now
-    # every job predicted to end by the reservation frees its resources then, too
-    while ru.extra_all and q < n_ends and ends[idx[q]] <= shadow:
-        e = idx[q]
-        if e < nr:
-            rj = running[e]
-            _release(trial, trial_total, cap, m.exclusive, per, rj, jb.placement_nodes, ptr[rj], ptr[rj + 1])
-        else:
-            rj = out_jobs[e - nr]
-            lo = seg[e - nr]
-            _release(trial, trial_total, cap, m.exclusive, per, rj, out_nodes, lo, lo + chunks[rj])
-        q += 1
-    # the head's trial placement: in the sorting buffers, which are no longer needed
-    held = spare[:hc] if hc <= n_jobs else np.empty(hc, dtype=np.int64)
-    if not place(m, trial, hc, hv, held, NO_LITERAL_ZERO):  # pragma: no cover - fits an empty machine
-        return k, pos
-    take(m, trial, hv, held)
-    extra = trial  # free at the reservation beyond the head job's nodes
-    reservation[RES_HEAD] = head
-    reservation[RES_TIME] = shadow
-    reservation[RES_PREDICTED_TIME] = predicted_shadow
-    # 3. backfill: later jobs that fit now and end by the reservation or use only the extra
-    if left == 0:
-        return k, pos
-    rest = order[i + 1 :]
-    if ru.sjbf:  # sort only the candidates that fit now: the others cannot start in this pass
-        fit = seg[: len(rest)]  # the positions of step 1 are no longer needed
-        nf = 0
-        for j in rest:
-            c = chunks[j]
-            may_fit = True
-            for r in range(n_res):
-                if c * per[j, r] > total[r]:
-                    may_fit = False
-                    break
-            if may_fit and fits(m, free, c, per[j]):
-                fit[nf] = j
-                nf += 1
-        # sorted by prediction in the predicted ends' scratch (keys, then the sorted jobs)
-        keys = ends_buf[:nf]
-        for a in range(nf):
-            keys[a] = pred[fit[a]]
-        by_key = stable_argsort_into(keys, sort_buf, spare)
-        rest = work[b + n_jobs : b + n_jobs + nf]
-        for a in range(nf):
-            rest[a] = fit[by_key[a]]
-    # what a job that ends after the reservation may use: min(free, extra)
-    for r in range(n_res):
-        limit_total[r] = 0
-    for a in range(n_nodes):
-        for r in range(n_res):
-            limit[a, r] = min(free[a, r], extra[a, r])
-            limit_total[r] += limit[a, r]
-    for j in rest:
-        c = chunks[j]
-        may_fit = True
-        for r in range(n_res):
-            if c * per[j, r] > total[r]:
-                may_fit = False
-                break
-        if not may_fit:
-            continue
-        ends_in_time = now + ru.factor * pred[j] <= shadow
-        if not ends_in_time:
-            for r in range(n_res):
-                if c * per[j, r] > limit_total[r]:
-                    may_fit = False
-                    break
-            if not may_fit:
-                continue
-        taken = _backfill(
-            m, free, total, extra, limit, limit_total, per, j, c, ends_in_time, out_nodes, pos, one_node
-        )
-        if taken < 0:
-            continue
-        left -= taken
-        out_jobs[k] = j
-        k += 1
-        pos += c
-        if left == 0:
-            break
-    return k, pos
-
-
 # The reference dispatchers call these adapters: the engine's buffer crosses into numba
 # as one array (see hpcgym.sim._kernels) and the bundles are rebuilt here. ``out``
 # holds the jobs to start in ``out[:n]`` and their placements from ``out[n]`` on (n
@@ -533,6 +137,27 @@ def prb_decide(
     return prb_kernel(nodes_of(mem), jobs, state, submit, weight, size, allocation, out[:n], out[n:])
 
 
+@njit(cache=True, inline="always")
+def _easy_decide(
+    mem: np.ndarray,
+    prediction: np.ndarray,
+    start: np.ndarray,
+    now: float,
+    rule: EasyRuleArg,
+    out: np.ndarray,
+    reservation: np.ndarray,
+    by_end: np.ndarray,
+) -> tuple[int, int]:
+    """:func:`easy_kernel` on the engine's buffer, with ``by_end`` (empty: the kernel sorts)."""
+    mem, prediction, start = borrowed(mem), borrowed(prediction), borrowed(start)
+    out, reservation = borrowed(out), borrowed(reservation)
+    n = len(start)
+    state = state_of(mem, now, out[:0])
+    jobs = jobs_of(mem, prediction, start)
+    out_jobs, out_nodes, work = _parts(out, n, mem[H_CHUNKS])
+    return easy_kernel(nodes_of(mem), jobs, state, rule, out_jobs, out_nodes, reservation, work, by_end)
+
+
 @njit(cache=True)
 def easy_decide(
     mem: np.ndarray,
@@ -544,13 +169,25 @@ def easy_decide(
     reservation: np.ndarray,
 ) -> tuple[int, int]:
     """:func:`easy_kernel` on the engine's buffer (see ``SystemView.kernel_inputs``)."""
-    mem, prediction, start = borrowed(mem), borrowed(prediction), borrowed(start)
-    out, reservation = borrowed(out), borrowed(reservation)
-    n = len(start)
-    state = state_of(mem, now, out[:0])
-    jobs = jobs_of(mem, prediction, start)
-    out_jobs, out_nodes, work = _parts(out, n, mem[H_CHUNKS])
-    return easy_kernel(nodes_of(mem), jobs, state, rule, out_jobs, out_nodes, reservation, work)
+    out = borrowed(out)
+    return _easy_decide(mem, prediction, start, now, rule, out, reservation, out[:0])
+
+
+@njit(cache=True, inline="always")
+def easy_decide_by_end(
+    mem: np.ndarray,
+    prediction: np.ndarray,
+    start: np.ndarray,
+    now: float,
+    rule: EasyRuleArg,
+    out: np.ndarray,
+    reservation: np.ndarray,
+    by_end: np.ndarray,
+) -> tuple[int, int]:
+    """:func:`easy_decide` given the running jobs in order of predicted end (``by_end``, kept by
+    the compiled event loop: :func:`hpcgym.baselines._easy.insert_by_end`); inlined into that
+    loop, its one caller."""
+    return _easy_decide(mem, prediction, start, now, rule, out, reservation, borrowed(by_end))
 
 
 @njit(cache=True)
@@ -583,7 +220,7 @@ def easy_decide_first(
     state = state_of(mem, now, order[:k])
     jobs = jobs_of(mem, prediction, start)
     out_jobs, out_nodes, work = _parts(out, n, mem[H_CHUNKS])
-    return easy_kernel(nodes_of(mem), jobs, state, rule, out_jobs, out_nodes, reservation, work)
+    return easy_kernel(nodes_of(mem), jobs, state, rule, out_jobs, out_nodes, reservation, work, out[:0])
 
 
 @njit(cache=True, inline="always")
@@ -704,7 +341,7 @@ def easy_decide_order(
     state = state_of(mem, now, order)
     jobs = jobs_of(mem, prediction, start)
     out_jobs, out_nodes, work = _parts(out, n, mem[H_CHUNKS])
-    return easy_kernel(nodes_of(mem), jobs, state, rule, out_jobs, out_nodes, reservation, work)
+    return easy_kernel(nodes_of(mem), jobs, state, rule, out_jobs, out_nodes, reservation, work, out[:0])
 
 
 FAMILIES = ("order", "prb", "easy", "easy-first", "easy-order", "loop", "loop-predicting")

@@ -44,11 +44,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numba import njit
 
+from hpcgym.baselines._easy import insert_by_end, running_by_end
 from hpcgym.baselines._kernels import (
     ARRIVAL,
     LOOPS,
     RESERVATION_FIELDS,
     easy_decide,
+    easy_decide_by_end,
     load_kernels,
     order_decide,
 )
@@ -236,16 +238,41 @@ def run_loop(
     heap_t, heap_s, heap_j = borrowed(heap_t), borrowed(heap_s), borrowed(heap_j)
     stop_at = ctl[ek.C_DONE] + chunk
     no_order = out[:0]
+    # EASY: the running jobs in order of predicted end, kept as they start and end (the predictions
+    # do not change in this loop) rather than sorted at every decision; built anew on each call
+    # (a run shown with a progress bar calls the loop once a chunk)
+    factor = rule[0]
+    by_end = np.empty(len(submit) if kind == EASY else 0, dtype=np.int64)
+    n_by_end = 0
+    if kind == EASY:
+        o_run = mem[ek.O_RUNNING]
+        n_by_end = running_by_end(mem[o_run : o_run + mem[ek.H_NRUN]], start, prediction, factor, by_end)
+    o_state = mem[ek.O_STATE]
+    seen_done = ctl[ek.C_DONE]
     while _next_decision(mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at):
         now = clock[0]
         if kind == EASY:
-            k, pos = easy_decide(mem, prediction, start, now, rule, out, reservation)
+            if ctl[ek.C_DONE] != seen_done:  # jobs ended since the last decision: drop them
+                w = 0
+                for i in range(n_by_end):
+                    j = by_end[i]
+                    if mem[o_state + j] == 2:  # running (EngineArrays.state)
+                        by_end[w] = j
+                        w += 1
+                n_by_end = w
+                seen_done = ctl[ek.C_DONE]
+            k, pos = easy_decide_by_end(
+                mem, prediction, start, now, rule, out, reservation, by_end[:n_by_end]
+            )
         else:
             k, pos = order_decide(mem, prediction, start, now, no_order, every_fit, sort, out)
         if not _start_decided(
             mem, now, ctl, runtime, estimate, start, end, killed, heap_t, heap_s, heap_j, kill, out, k, pos
         ):
             break
+        if kind == EASY:
+            for i in range(k):  # started after every job in by_end
+                n_by_end = insert_by_end(by_end, n_by_end, out[i], start, prediction, factor)
 
 
 @njit(cache=True, inline="always")

@@ -108,7 +108,7 @@ def best_fit_weights(capacity: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _before(a: Any, b: Any) -> bool:
+def sorts_before(a: Any, b: Any) -> bool:
     """Whether key ``a`` sorts strictly before ``b`` (NaN last, as numpy sorts)."""
     return a < b or (b != b and a == a)
 
@@ -142,7 +142,7 @@ def stable_argsort_into(keys: np.ndarray, idx: np.ndarray, spare: np.ndarray) ->
             x = idx[i]
             kx = keys[x]
             j = i - 1
-            while j >= lo and _before(kx, keys[idx[j]]):
+            while j >= lo and sorts_before(kx, keys[idx[j]]):
                 idx[j + 1] = idx[j]
                 j -= 1
             idx[j + 1] = x
@@ -159,7 +159,7 @@ def stable_argsort_into(keys: np.ndarray, idx: np.ndarray, spare: np.ndarray) ->
             j = mid
             o = lo
             while i < mid and j < hi:
-                if _before(keys[src[j]], keys[src[i]]):
+                if sorts_before(keys[src[j]], keys[src[i]]):
                     dst[o] = src[j]
                     j += 1
                 else:

@@ -160,25 +160,28 @@ def align_requests(
     # a check per distinct request shape on the empty machine (exact: see allocator.fits)
     ok = reason == 0
     if check and ok.any():
-        shapes, inverse = unique_rows(np.column_stack([chunks[ok], out[ok]]))
+        every = bool(ok.all())
+        ok_chunks, ok_out = (chunks, out) if every else (chunks[ok], out[ok])
         # writable copies in a Nodes bundle: the argument types of the dispatch kernels'
         # own calls, so numba compiles fits once for both
         m = machine.nodes
         cap = np.array(m.capacity, dtype=np.int64)
         nodes = Nodes(cap, np.array(m.weight, dtype=np.int64), bool(m.exclusive), int(m.policy))
-        code = np.zeros(len(shapes), dtype=np.int64)
         # whether a request fits the empty machine is monotone (fewer chunks, or less of
-        # any resource, fit where more did): when the largest of every column fits, all do
-        top = np.ascontiguousarray([int(shapes[:, c].max()) for c in range(shapes.shape[1])], dtype=np.int64)
+        # any resource, fit where more did): when the largest of every column fits, all do,
+        # and the distinct requests need not be found (column by column: see unique_rows)
+        top = [int(ok_chunks.max())] + [int(ok_out[:, c].max()) for c in range(ok_out.shape[1])]
         fits_ = native.get(fits)  # the types of its registered example (allocator.py)
-        everything_fits = bool(fits_(nodes, cap, int(top[0]), np.ascontiguousarray(top[1:])))
-        for s, row in enumerate(() if everything_fits else shapes):
-            v = np.ascontiguousarray(row[1:])
-            if not fits_(nodes, cap, 1, v):
-                code[s] = 2
-            elif not fits_(nodes, cap, int(row[0]), v):
-                code[s] = 3
-        reason[ok] = code[inverse]
+        if not fits_(nodes, cap, top[0], np.array(top[1:], dtype=np.int64)):
+            shapes, inverse = unique_rows(np.column_stack([ok_chunks, ok_out]))
+            code = np.zeros(len(shapes), dtype=np.int64)
+            for s, row in enumerate(shapes):
+                v = np.ascontiguousarray(row[1:])
+                if not fits_(nodes, cap, 1, v):
+                    code[s] = 2
+                elif not fits_(nodes, cap, int(row[0]), v):
+                    code[s] = 3
+            reason[ok] = code[inverse]
     return chunks, out, reason
 
 

@@ -221,19 +221,24 @@ def test_a_subclass_that_decides_otherwise_takes_the_python_loop() -> None:
     assert spy.answers == [True]
 
 
-def test_the_progress_bar_sees_every_job(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("name", ["fcfs", "easy", "easy-sjbf"])
+def test_the_progress_bar_sees_every_job(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     import hpcgym.baselines._loop as loop
 
+    w = load_default().window(1000)
+    whole = Simulator(w).run(make_policy(name))
     monkeypatch.setattr(loop, "PROGRESS_CHUNK", 100)
     seen: list[int] = []
-    w = load_default().window(1000)
     sim = Simulator(w)
-    d = make_policy("easy")
+    d = make_policy(name)
     sim.reset()
     sim.attach(d)
     assert d.run_compiled(sim, seen.append)
     assert sum(seen) == 1000 and len(seen) >= 10
     assert sim.done
+    # every call of the loop starts from the engine's state (EASY: its running jobs by predicted end)
+    assert np.array_equal(sim.start_time, whole.start)
+    assert sim.decisions == whole.decisions
 
 
 def test_a_stalled_loop_raises_as_the_python_loop_does() -> None:
