@@ -79,8 +79,9 @@ class Validation(BaseCallback):
 
     Several traces (``make_env`` returns a mapping, trace name -> environment): each
     trace's validation split gives ``windows`` windows; the score is the mean over the
-    traces of each trace's score (so each trace weighs the same, whatever its bsld
-    scale or window count), the best model is picked on it, and each row adds
+    traces of each trace's score (each trace counts once, whatever its window count; the
+    scores are raw bsld, so the trace of the largest bsld moves the mean most), the best
+    model is picked on it, and each row adds
     ``logs``: per trace its ``mean_bsld``, ``window_bsld``, ``offsets``,
     ``invalid_rate`` and ``easy_mean_bsld`` (TensorBoard: ``eval/NAME/mean_bsld``).
 

@@ -195,6 +195,12 @@ class Run:
         if a.bc_policy is None:
             return
         t0 = time.perf_counter()
+        if a.progress_bar:  # the demonstrations and the fit take minutes on a real log
+            print(
+                f"behaviour cloning (--bc-policy {a.bc_policy}): {a.bc_steps:,} demonstration steps, "
+                f"then {a.bc_epochs} epochs",
+                file=sys.stderr,
+            )
         envs = self.validation_env if isinstance(self.validation_env, dict) else {"": self.validation_env}
         offsets = {n: list(e.unwrapped.window_offsets(a.eval_windows)) for n, e in envs.items()}
 
