@@ -15,6 +15,7 @@ registry (:mod:`~hpcgym.predict.registry`) and every predictor by name
 from __future__ import annotations
 
 from hpcgym.predict.base import Oracle, Predictor, Walltime
+from hpcgym.predict.changes import ChangeLog, change_rows
 from hpcgym.predict.histograms import histograms
 from hpcgym.predict.modifiers import (
     EXPONENTIAL_GROWTH,
@@ -115,6 +116,7 @@ __all__ = [
     "TABLE_V",
     "WINDOW_TYPES",
     "APQConfig",
+    "ChangeLog",
     "Corrected",
     "CorrectionSteps",
     "IBLConfig",
@@ -142,6 +144,7 @@ __all__ = [
     "apq_comparisons",
     "apq_distances",
     "by_distributions",
+    "change_rows",
     "chi2_distances",
     "compare_aae",
     "dbscan_noise",

@@ -30,12 +30,52 @@ Predictors are made by name with :func:`hpcgym.predict.runtime.make_predictor`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from hpcgym.predict.changes import ChangeLog
+
 _EVENT_HOOKS = ("on_submit", "on_start", "on_end", "on_expire", "revise", "has_revised", "take_revised")
 """The hooks through which a predictor could change a prediction after :meth:`Predictor.reset`."""
+
+
+class Deferred:
+    """A mixin: attributes whose values a function completes the first time one of them is read.
+
+    The compiled event loop leaves a predictor's Python state -- a user history's windows,
+    the correction counters -- in arrays (:mod:`hpcgym.predict.loop`). Building dicts of
+    tens of thousands of entries from them cost as much as a tenth of an EASY++ run over
+    SDSC-SP2, and a run whose predictor nobody inspects afterwards (every sweep run) never
+    needs them. :meth:`defer` sets the named attributes aside with the function that
+    completes them; the first read of any of them (or a copy or pickle of the object) puts
+    them back and runs it, so a reader sees exactly what an eager update would have left.
+    """
+
+    def defer(self, names: tuple[str, ...], complete: Callable[[], None]) -> None:
+        """Set ``names`` aside until one is read; then put them back and call ``complete()``."""
+        self._undefer()  # an earlier deferral first: completions apply in order
+        saved = {name: self.__dict__.pop(name) for name in names if name in self.__dict__}
+        self.__dict__["_deferred"] = (frozenset(names), saved, complete)
+
+    def _undefer(self) -> None:
+        pending = self.__dict__.pop("_deferred", None)
+        if pending is not None:
+            self.__dict__.update(pending[1])
+            pending[2]()
+
+    def __getattr__(self, name: str) -> Any:
+        # only called for attributes not found: nothing is added to the usual reads
+        pending = self.__dict__.get("_deferred")
+        if pending is not None and name in pending[0]:
+            self._undefer()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __getstate__(self) -> dict[str, Any]:
+        self._undefer()
+        return self.__dict__.copy()
 
 
 class Predictor:
@@ -49,7 +89,8 @@ class Predictor:
         prediction: current prediction of every job, in seconds.
         estimate: every job's user estimate (s), as the predictor sees it.
         changes: ``(time, job, new prediction)`` for every revision after submission,
-            in time order; used for time-weighted accuracy.
+            in time order (a :class:`~hpcgym.predict.changes.ChangeLog`, read as a list
+            of tuples); used for time-weighted accuracy.
 
     The revision contract between a predictor and the engine: :meth:`revise` is the only
     way to change a submitted job's prediction; it records the job in a set the
@@ -75,7 +116,7 @@ class Predictor:
     def __init__(self) -> None:
         self.prediction: np.ndarray = np.zeros(0)
         self.estimate: np.ndarray = np.zeros(0)
-        self.changes: list[tuple[float, int, float]] = []
+        self.changes = ChangeLog()
         self._revised: dict[int, None] = {}  # an insertion-ordered set: see take_revised
 
     def reset(self, workload: Any) -> None:
@@ -83,7 +124,7 @@ class Predictor:
         self.workload = workload
         self.estimate = np.asarray(workload.estimate, dtype=np.float64)
         self.prediction = self.estimate.copy()
-        self.changes = []
+        self.changes = ChangeLog()
         self._revised = {}
 
     @property

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.predict.base import Predictor
+from hpcgym.predict.base import Deferred, Predictor
+from hpcgym.predict.changes import ChangeLog
 
 MINUTE = 60.0
 EXPONENTIAL_GROWTH = 0.2
@@ -25,7 +26,7 @@ def _correction_step(i: int) -> float:
     return MINUTE if i == 1 else 15.0 * MINUTE * 2.0 ** (i - 2)
 
 
-class CorrectionSteps:
+class CorrectionSteps(Deferred):
     """Prediction correction, one of 004 section 7's three, with its per-job counters.
 
     When a running job reaches its prediction ``old`` (its estimate is ``est``):
@@ -204,7 +205,7 @@ class Scaled(_Wrapper):
         f = self.factor
         self.estimate = f * inner.estimate
         self.prediction = f * inner.prediction
-        self.changes = []
+        self.changes = ChangeLog()
         self._revised = {}
         self._f = f
         self._inner_prediction = inner.prediction

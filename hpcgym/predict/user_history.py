@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
-from hpcgym.predict.base import Predictor
+from hpcgym.predict.base import Deferred, Predictor
 from hpcgym.predict.modifiers import CorrectionSteps
 from hpcgym.predict.registry import parse_parameters, predictor_parameters, resolve_predictor_name
 
@@ -244,7 +244,7 @@ _METRIC_FUNCTIONS: dict[str, Callable[[list[float]], float]] = {
 }
 
 
-class UserHistory(Predictor):
+class UserHistory(Predictor, Deferred):
     """004 section 7's history-based predictor, any point of its space (:class:`UserHistoryConfig`).
 
     A new job's prediction is the ``metric`` of the run times in its user's window (see
@@ -292,6 +292,7 @@ class UserHistory(Predictor):
         self._by_submit = config.order == "submit"
 
     def reset(self, workload: Any) -> None:
+        self.__dict__.pop("_deferred", None)  # a compiled run's state, never read: gone with it
         super().reset(workload)
         self._user: list[int] = np.asarray(workload.user).tolist()
         self._est: list[float] = self.estimate.tolist()

@@ -41,7 +41,7 @@ import numpy as np
 from hpcgym.common import native
 from hpcgym.common.errors import InvalidConfigError, InvalidDecisionError
 from hpcgym.machine import UNPLACEABLE_REASONS, Machine, align_requests, unique_rows
-from hpcgym.predict import Predictor, Walltime
+from hpcgym.predict import ChangeLog, Predictor, Walltime
 from hpcgym.sim import _kernels as ek
 from hpcgym.sim.dispatcher import Decision, Dispatcher, DispatcherBase, as_dispatcher
 from hpcgym.sim.refusals import refusal
@@ -788,7 +788,7 @@ class Simulator:
             end=own(self.end_time),
             killed=own(self.killed),
             first_prediction=own(self.first_prediction),
-            prediction_changes=list(self.predictor.changes),
+            prediction_changes=ChangeLog(self.predictor.changes),
             policy=policy,
             predictor=self.predictor.name,
             sim_seconds=sim_seconds,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from hpcgym.machine import Machine
+from hpcgym.predict import ChangeLog, change_rows
 from hpcgym.workloads import Workload
 
 __all__ = ["Schedule"]
@@ -21,7 +23,8 @@ class Schedule:
         start, end: start and end time of every job.
         killed: jobs ended at their estimate (only with ``kill_at_estimate``).
         first_prediction: each job's prediction right after it was submitted.
-        prediction_changes: ``(time, job, prediction)`` revisions in time order.
+        prediction_changes: ``(time, job, prediction)`` revisions in time order (the
+            engine gives a :class:`~hpcgym.predict.ChangeLog`; any sequence of tuples works).
         policy, predictor: names.
         sim_seconds: wall-clock seconds spent in the simulation loop.
         decisions: number of dispatcher calls.
@@ -37,7 +40,7 @@ class Schedule:
     end: np.ndarray
     killed: np.ndarray
     first_prediction: np.ndarray
-    prediction_changes: list[tuple[float, int, float]]
+    prediction_changes: Sequence[tuple[float, int, float]]
     policy: str = ""
     predictor: str = ""
     sim_seconds: float = 0.0
@@ -74,7 +77,17 @@ class Schedule:
             end=self.end[keep],
             killed=self.killed[keep],
             first_prediction=self.first_prediction[keep],
-            prediction_changes=[(t, j - first, p) for t, j, p in self.prediction_changes if j >= first],
+            prediction_changes=_changes_from(self.prediction_changes, first),
             placement_ptr=self.placement_ptr[first:] - p0,
             placement_nodes=self.placement_nodes[p0:],
         )
+
+
+def _changes_from(changes: Sequence[tuple[float, int, float]], first: int) -> ChangeLog:
+    """The revisions of jobs ``first`` onwards, their jobs renumbered from 0."""
+    rows = change_rows(changes)
+    rows = rows[rows[:, 1] >= first]
+    rows[:, 1] -= first
+    log = ChangeLog()
+    log.add_rows(rows)
+    return log
