@@ -5,12 +5,12 @@ the dispatch kernels of :mod:`hpcgym.baselines._kernels` share.
 Its reservation releases the running jobs and the jobs the decision itself starts in order of
 predicted end (start + factor x prediction), as a stable sort of their ends orders them: on a
 tie, running jobs first, in start order, then the started ones in the order the decision starts
-them. A caller that makes many decisions with predictions that do not change -- the compiled
-event loop without a predictor's hooks, :mod:`hpcgym.baselines._loop` -- keeps the running
-jobs in that order as they start and end (:func:`insert_by_end` on a start; ended jobs are
-dropped before the next decision) and passes it in; otherwise the kernel sorts them (a
-Python dispatcher's call, the loop with a predictor that revises). Either way it releases the
-same jobs in the same order, so every schedule is the same.
+them. A caller that makes many decisions -- the compiled event loops of
+:mod:`hpcgym.baselines._loop` -- keeps the running jobs in that order as they start, end and
+have their predictions corrected (:func:`insert_by_end` on a start, :func:`move_later` when a
+correction grows a running job's prediction; ended jobs are dropped before the next decision)
+and passes it in; otherwise (a Python dispatcher's call) the kernel sorts them. Either way it
+releases the same jobs in the same order, so every schedule is the same.
 
 On one shared node (a processor machine) the kernel places, releases and takes on node 0
 without the allocator's calls: every placement there is node 0.
@@ -252,6 +252,49 @@ def _next_end(
 
 
 @njit(cache=True, inline="always")
+def _release_next(
+    m: Nodes,
+    trial: np.ndarray,
+    trial_total: np.ndarray,
+    jb: Jobs,
+    running_next: bool,
+    run_order: np.ndarray,
+    na: int,
+    started_order: np.ndarray,
+    nb: int,
+    out_jobs: np.ndarray,
+    out_nodes: np.ndarray,
+    seg: np.ndarray,
+    one_node: bool,
+) -> tuple[int, int]:
+    """Release the next job by predicted end on the trial matrix: running job ``run_order[na]``
+    if ``running_next`` (see :func:`_next_end`), else started job ``out_jobs[started_order[nb]]``
+    (its placement at ``seg``'s offset in ``out_nodes``); returns the advanced ``(na, nb)``.
+
+    On one shared node every chunk is on node 0: a few additions instead of :func:`_release`.
+    """
+    chunks = jb.chunks
+    per = jb.per_chunk
+    if running_next:
+        rj = run_order[na]
+        held_nodes, lo, hi = jb.placement_nodes, jb.placement_ptr[rj], jb.placement_ptr[rj + 1]
+        na += 1
+    else:
+        q = started_order[nb]
+        rj = out_jobs[q]
+        held_nodes, lo, hi = out_nodes, seg[q], seg[q] + chunks[rj]
+        nb += 1
+    if one_node:
+        for r in range(trial.shape[1]):
+            units = chunks[rj] * per[rj, r]
+            trial[0, r] += units
+            trial_total[r] += units
+    else:
+        _release(trial, trial_total, m.capacity, m.exclusive, per, rj, held_nodes, lo, hi)
+    return na, nb
+
+
+@njit(cache=True, inline="always")
 def easy_kernel(
     machine: Nodes,
     jobs: Jobs,
@@ -381,8 +424,6 @@ def easy_kernel(
             trial[a, r] = free[a, r]
     for r in range(n_res):
         trial_total[r] = total[r]
-    cap = m.capacity
-    ptr = jb.placement_ptr
     shadow = now
     na = 0  # the next running job to release (in run_order)
     nb = 0  # the next started one (in started_order)
@@ -397,22 +438,10 @@ def easy_kernel(
         running_next, shadow = _next_end(
             run_order, na, nr, started_order, started_ends, nb, k, jb.start, pred, factor
         )
-        if running_next:
-            rj = run_order[na]
-            held_nodes, lo, hi = jb.placement_nodes, ptr[rj], ptr[rj + 1]
-            na += 1
-        else:
-            q = started_order[nb]
-            rj = out_jobs[q]
-            held_nodes, lo, hi = out_nodes, seg[q], seg[q] + chunks[rj]
-            nb += 1
-        if one_node:  # every chunk on node 0
-            for r in range(n_res):
-                units = chunks[rj] * per[rj, r]
-                trial[0, r] += units
-                trial_total[r] += units
-        else:
-            _release(trial, trial_total, cap, m.exclusive, per, rj, held_nodes, lo, hi)
+        na, nb = _release_next(
+            m, trial, trial_total, jb, running_next, run_order, na, started_order, nb,
+            out_jobs, out_nodes, seg, one_node,
+        )  # fmt: skip
     predicted_shadow = shadow
     if shadow < now:  # predictions already outlived: the scheduler thinks they are free now
         shadow = now
@@ -423,22 +452,10 @@ def easy_kernel(
         )
         if not e <= shadow:
             break
-        if running_next:
-            rj = run_order[na]
-            held_nodes, lo, hi = jb.placement_nodes, ptr[rj], ptr[rj + 1]
-            na += 1
-        else:
-            q = started_order[nb]
-            rj = out_jobs[q]
-            held_nodes, lo, hi = out_nodes, seg[q], seg[q] + chunks[rj]
-            nb += 1
-        if one_node:  # every chunk on node 0
-            for r in range(n_res):
-                units = chunks[rj] * per[rj, r]
-                trial[0, r] += units
-                trial_total[r] += units
-        else:
-            _release(trial, trial_total, cap, m.exclusive, per, rj, held_nodes, lo, hi)
+        na, nb = _release_next(
+            m, trial, trial_total, jb, running_next, run_order, na, started_order, nb,
+            out_jobs, out_nodes, seg, one_node,
+        )  # fmt: skip
     # the head's trial placement: in the sorting buffers, which are no longer needed
     if one_node:  # all on node 0: the loop above stopped with the head within the totals
         for r in range(n_res):
@@ -517,9 +534,9 @@ def easy_kernel(
     return k, pos
 
 
-# The running jobs in order of predicted end, kept by a caller that makes many decisions with
-# predictions that do not change (the compiled event loop): ``by_end[:count]``, ordered as
-# easy_kernel's stable sort of the running jobs' predicted ends orders them.
+# The running jobs in order of predicted end, kept by a caller that makes many decisions (the
+# compiled event loops): ``by_end[:count]``, ordered as easy_kernel's stable sort of the running
+# jobs' predicted ends orders them.
 
 
 @njit(cache=True, inline="always")
@@ -562,3 +579,35 @@ def insert_by_end(
         by_end[p] = by_end[p - 1]
     by_end[lo] = j
     return count + 1
+
+
+@njit(cache=True, inline="always")
+def move_later(
+    by_end: np.ndarray,
+    count: int,
+    j: int,
+    rank: np.ndarray,
+    start: np.ndarray,
+    pred: np.ndarray,
+    factor: float,
+) -> None:
+    """Running job ``j`` of ``by_end[:count]``, whose prediction grew, moved to its new place.
+
+    The order stays that of a stable sort of the running jobs (in start order) by predicted
+    end: on a tie, the job of the lower ``rank`` (the earlier start) first. ``j``'s end only
+    grew, so it moves towards the end; ``by_end`` may still hold jobs that ended, as for
+    :func:`insert_by_end`.
+    """
+    i = 0
+    while by_end[i] != j:
+        i += 1
+    e = start[j] + factor * pred[j]
+    rj = rank[j]
+    while i + 1 < count:
+        m = by_end[i + 1]
+        em = start[m] + factor * pred[m]
+        if sorts_before(e, em) or (not sorts_before(em, e) and rj < rank[m]):
+            break  # j sorts before its next neighbour: its place
+        by_end[i] = m
+        i += 1
+    by_end[i] = j

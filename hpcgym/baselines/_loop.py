@@ -44,12 +44,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numba import njit
 
-from hpcgym.baselines._easy import insert_by_end, running_by_end
+from hpcgym.baselines._easy import insert_by_end, move_later, running_by_end
 from hpcgym.baselines._kernels import (
     ARRIVAL,
     LOOPS,
     RESERVATION_FIELDS,
-    easy_decide,
     easy_decide_by_end,
     load_kernels,
     order_decide,
@@ -293,10 +292,16 @@ def _next_decision_predicting(
     alarm: np.ndarray,
     ps: pk.PredictorArrays,
     log: np.ndarray,
+    by_end: np.ndarray,
+    n_by_end: int,
+    rank: np.ndarray,
+    factor: float,
 ) -> tuple[bool, np.ndarray]:
     """:func:`_next_decision` with the predictor's hooks and expiry alarms.
 
-    With the bool, the predictor's revision log (the same array or a larger one).
+    With the bool, the predictor's revision log (the same array or a larger one). A
+    correction moves its job in ``by_end[:n_by_end]`` (EASY's running jobs by predicted
+    end, ties by ``rank``; empty for other kinds).
     """
     n = len(submit)
     o_ended = mem[ek.O_ENDED]
@@ -335,6 +340,8 @@ def _next_decision_predicting(
                 ctl[ek.C_HEAP] = size
                 log = expire(ps, prediction, log, alarm, start, end, heap_t, heap_s, heap_j, ctl, t, j)
                 size = ctl[ek.C_HEAP]
+                if len(by_end):  # its predicted end grew
+                    move_later(by_end, n_by_end, j, rank, start, prediction, factor)
         done += count
         nr -= count
         arrived = na
@@ -480,16 +487,45 @@ def run_loop_predicting(
     first, alarm = borrowed(first), borrowed(alarm)
     stop_at = ctl[ek.C_DONE] + chunk
     no_order = out[:0]
+    # EASY: the running jobs by predicted end, kept as in run_loop; a correction grows a running
+    # job's prediction and moves it later (move_later), ties by start (``rank``: the running
+    # jobs' order when the loop is entered, then the order they start in)
+    factor = rule[0]
+    n = len(submit) if kind == EASY else 0
+    by_end = np.empty(n, dtype=np.int64)
+    rank = np.empty(n, dtype=np.int64)
+    n_by_end = 0
+    next_rank = 0
+    if kind == EASY:
+        o_run = mem[ek.O_RUNNING]
+        running = mem[o_run : o_run + mem[ek.H_NRUN]]
+        n_by_end = running_by_end(running, start, prediction, factor, by_end)
+        for q in range(len(running)):
+            rank[running[q]] = q
+        next_rank = len(running)
+    o_state = mem[ek.O_STATE]
+    seen_done = ctl[ek.C_DONE]
     while True:
         decide, log = _next_decision_predicting(
             mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at,
-            prediction, first, start, end, alarm, ps, log,
+            prediction, first, start, end, alarm, ps, log, by_end, n_by_end, rank, factor,
         )  # fmt: skip
         if not decide:
             break
         now = clock[0]
         if kind == EASY:
-            k, pos = easy_decide(mem, prediction, start, now, rule, out, reservation)
+            if ctl[ek.C_DONE] != seen_done:  # jobs ended since the last decision: drop them
+                w = 0
+                for i in range(n_by_end):
+                    j = by_end[i]
+                    if mem[o_state + j] == 2:  # running (EngineArrays.state)
+                        by_end[w] = j
+                        w += 1
+                n_by_end = w
+                seen_done = ctl[ek.C_DONE]
+            k, pos = easy_decide_by_end(
+                mem, prediction, start, now, rule, out, reservation, by_end[:n_by_end]
+            )
         else:
             k, pos = order_decide(mem, prediction, start, now, no_order, every_fit, sort, out)
         going, log = _start_decided_predicting(
@@ -498,6 +534,12 @@ def run_loop_predicting(
         )  # fmt: skip
         if not going:
             break
+        if kind == EASY:
+            for i in range(k):  # started after every job in by_end, their alarms armed
+                j = out[i]
+                rank[j] = next_rank
+                next_rank += 1
+                n_by_end = insert_by_end(by_end, n_by_end, j, start, prediction, factor)
     return log
 
 
