@@ -82,8 +82,15 @@ def steady_state_mask(submit: np.ndarray, end: np.ndarray, warmup_fraction: floa
         return keep
     k = int(warmup_fraction * n)
     if k:
-        first = np.argsort(end, kind="stable")[:k]
-        keep[first] = False
+        # the first k of a stable sort of the ends: every end below the k-th smallest, then as
+        # many of the jobs ending at it as are missing, in job order (a partition, not a sort)
+        kth = np.partition(end, k - 1)[k - 1]
+        if kth == kth:
+            below = end < kth
+            keep[below] = False
+            keep[np.flatnonzero(end == kth)[: k - int(np.count_nonzero(below))]] = False
+        else:  # NaN ends among the first k (an incomplete schedule): the sort puts them last
+            keep[np.argsort(end, kind="stable")[:k]] = False
     keep &= end <= submit.max()
     return keep
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
+from hpcgym.predict import change_rows
 from hpcgym.sim.metrics import measured_jobs
 from hpcgym.sim.schedule import Schedule
 
@@ -54,18 +55,21 @@ def job_accuracy(schedule: Schedule) -> np.ndarray:
     end = schedule.end
     runtime = schedule.end - schedule.start
     first = schedule.first_prediction
-    changes = schedule.prediction_changes
-    if not changes:
+    rows = change_rows(schedule.prediction_changes)
+    if not len(rows):
         return accuracy(first, runtime)  # type: ignore[no-any-return]
-    ct = np.fromiter((c[0] for c in changes), dtype=np.float64, count=len(changes))
-    cj = np.fromiter((c[1] for c in changes), dtype=np.int64, count=len(changes))
-    cp = np.fromiter((c[2] for c in changes), dtype=np.float64, count=len(changes))
+    ct, cj, cp = rows[:, 0], rows[:, 1].astype(np.int64), rows[:, 2]
     # one segment per prediction in effect: (job, from time, prediction), ordered per job
     seg_job = np.concatenate([np.arange(n), cj])
     seg_from = np.concatenate([submit, ct])
     seg_pred = np.concatenate([first, cp])
     seg_kind = np.concatenate([np.zeros(n, dtype=np.int8), np.ones(len(ct), dtype=np.int8)])
-    order = np.lexsort((np.arange(len(seg_job)), seg_kind, seg_from, seg_job))
+    if np.all(ct[1:] >= ct[:-1]) and np.all(ct >= submit[cj]):
+        # a log in time order, no revision before its job's submission (what the engine logs):
+        # each job's segments are already in (from, kind, log) order, a stable sort by job keeps it
+        order = np.argsort(seg_job, kind="stable")
+    else:
+        order = np.lexsort((np.arange(len(seg_job)), seg_kind, seg_from, seg_job))
     seg_job, seg_from, seg_pred = seg_job[order], seg_from[order], seg_pred[order]
     last_of_job = np.ones(len(seg_job), dtype=bool)
     last_of_job[:-1] = seg_job[1:] != seg_job[:-1]
@@ -84,10 +88,8 @@ def job_accuracy(schedule: Schedule) -> np.ndarray:
 def corrections_per_job(schedule: Schedule) -> np.ndarray:
     """How many times each job's prediction was revised after its submission."""
     n = len(schedule.workload)
-    if not schedule.prediction_changes:
-        return np.zeros(n, dtype=np.int64)
-    jobs = np.fromiter((c[1] for c in schedule.prediction_changes), dtype=np.int64)
-    return np.bincount(jobs, minlength=n)
+    rows = change_rows(schedule.prediction_changes)
+    return np.bincount(rows[:, 1].astype(np.int64), minlength=n)
 
 
 def prediction_metrics(

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hpcgym.baselines import make_policy
 from hpcgym.common.errors import InvalidConfigError
@@ -162,6 +164,21 @@ def test_warmup_rounds_down_and_ties_keep_job_order():
     assert (~mask).sum() == 1 and not mask[0]  # int(1.5) = 1 job; the tie goes to job 0
     assert steady_state_mask(submit[:99], end[:99]).all()  # 1 % of 99 jobs is 0 jobs
     assert (~steady_state_mask(np.zeros(1000), np.zeros(1000), warmup_fraction=0.05)).sum() == 50
+
+
+@given(
+    ends=st.lists(st.integers(0, 6).map(float) | st.just(float("nan")), min_size=1, max_size=300),
+    fraction=st.sampled_from([0.01, 0.05, 0.3]),
+)
+@settings(max_examples=200, deadline=None)
+def test_the_warm_up_is_the_first_jobs_of_a_stable_sort_of_the_ends(ends, fraction):
+    """The partition that finds the warm-up leaves out exactly the jobs a stable sort puts first."""
+    end = np.array(ends)
+    submit = np.zeros(len(end))
+    expected = np.ones(len(end), dtype=bool)
+    expected[np.argsort(end, kind="stable")[: int(fraction * len(end))]] = False
+    expected &= end <= submit.max()
+    np.testing.assert_array_equal(steady_state_mask(submit, end, warmup_fraction=fraction), expected)
 
 
 def test_killed_jobs_are_measured_by_the_time_they_ran(make_workload):

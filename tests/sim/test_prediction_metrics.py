@@ -80,6 +80,25 @@ def test_several_corrections_weight_each_prediction_by_its_time():
     assert job_accuracy(s)[0] == pytest.approx(expected)
 
 
+def test_a_log_out_of_time_order_gives_the_same_accuracy_bit_for_bit():
+    """The engine's log is in time order (a stable sort by job orders the segments); any other
+    order of the same revisions takes the full sort and must give the same figures."""
+    import dataclasses
+
+    w = load_default().window(400)
+    s = Simulator(w, predictor=preset_predictor("easy++")).run(make_policy("easy++"))
+    rows = np.array(list(s.prediction_changes))
+    assert len(rows) > 50
+    # shuffled, but the revisions of one job at one instant keep their order (the last one holds)
+    _, group = np.unique(rows[:, :2], axis=0, return_inverse=True)
+    key = np.random.default_rng(0).permutation(group.max() + 1)[group.reshape(-1)]
+    shuffled = [tuple(r) for r in rows[np.lexsort((np.arange(len(rows)), key))].tolist()]
+    assert shuffled != list(s.prediction_changes)
+    other = dataclasses.replace(s, prediction_changes=[(t, int(j), p) for t, j, p in shuffled])
+    np.testing.assert_array_equal(job_accuracy(other), job_accuracy(s))
+    assert prediction_metrics(other) == prediction_metrics(s)
+
+
 def test_mae_and_under_over_rates_use_the_prediction_at_submission():
     w = workload([(0, 50, 1, 500), (0, 100, 1, 500), (0, 250, 1, 500)], procs=3)
     m = prediction_metrics(run(w, Given([100, 100, 100])), include_all=True)
