@@ -50,9 +50,12 @@ pytestmark = pytest.mark.expensive
 
 ROOT = Path(__file__).resolve().parents[2]
 RAY = Path(sys.executable).parent / "ray"
-SIMULATION = ["--dispatchers", "easy,fcfs,sjf", "--loads", "0.9,1.0,1.1", "--trace", "bundled"]
+LOADS = [round(0.5 + 0.01 * i, 2) for i in range(101)]
+SIMULATION = ["--dispatchers", "easy,fcfs,sjf", "--loads", ",".join(map(str, LOADS)), "--trace", "bundled"]
 SIMULATION += ["--jobs", "3000"]
-"""Nine runs of about two seconds each."""
+"""303 runs of a few milliseconds each (the compiled loop): enough that the worker node is
+killed while it still has runs to do, however fast a run is."""
+RUNS = 3 * len(LOADS)
 TRAINING = [
     "--train",
     "maskable-ppo",
@@ -229,10 +232,10 @@ def test_a_simulation_sweep_survives_the_loss_of_a_node(cluster: Cluster, tmp_pa
     assert proc.returncode == 0, err
     summary = json.loads(out)  # Ray's messages about the lost node went to stderr:
     assert "retries remaining, so the task will be retried" in err  # the task lost with the node
-    assert (summary["runs"], summary["skipped"] + summary["ran"], summary["left"]) == (9, 9, 0)
+    assert (summary["runs"], summary["skipped"] + summary["ran"], summary["left"]) == (RUNS, RUNS, 0)
     rows = read_results(table)
-    assert len(rows) == 9 and len({r["key"] for r in rows}) == 9  # every run exactly once
-    grid = {"dispatchers": ["easy", "fcfs", "sjf"], "loads": [0.9, 1.0, 1.1], "traces": ["bundled"]}
+    assert len(rows) == RUNS and len({r["key"] for r in rows}) == RUNS  # every run exactly once
+    grid = {"dispatchers": ["easy", "fcfs", "sjf"], "loads": LOADS, "traces": ["bundled"]}
     spec = SweepSpec.from_mapping({**grid, "jobs": 3000})
     local = run_sweep(spec, tmp_path / "local.csv", processes=1, progress=False).rows
     by_key = {r["key"]: r for r in rows}
