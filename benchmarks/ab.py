@@ -17,6 +17,9 @@ side's kernels. Figures (as in ``bench_engine.py`` and ``bench_env.py``):
   (lower is better);
 * ``easypp_sdsc_sp2_s``: the same for EASY++ (``user-avg+pcor``, Tsafrir et al. 2007),
   whose predictor revises running jobs' predictions: the engine's revision path;
+* ``sweep_config_s``: seconds per configuration of 004 section 7's sweep (EASY++ over
+  SDSC-SP2 with eight predictor configurations of ``sample_predictor_space(8, seed=0)``,
+  each simulated and reported by ``run_policy`` as ``hpcgym sweep`` does), the mean;
 * ``env_{none,easy}_steps_per_s``: steps per second of the newest
   ``hpcgym/Dispatch-v*`` environment with ``backfill`` none and easy, K = 64, bundled
   trace, made with ``gymnasium.make``, driven by a random policy that asks for the
@@ -54,6 +57,8 @@ DEFAULT_TRACES = REPO.parent / "shared" / "traces"
 SDSC_SP2 = "SDSC-SP2-1998-4.2-cln.swf.gz"
 ENV_STEPS = 50_000
 ENV_CASES = ("none", "easy")
+SWEEP_CONFIGS = 8
+"""Predictor configurations of 004 section 7 (``sample_predictor_space(8, seed=0)``) in ``sweep_config_s``."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,12 @@ class Figure:
 FIGURES = (
     Figure("easy_sdsc_sp2_s", "EASY (W), full SDSC-SP2, simulation loop", "s", False),
     Figure("easypp_sdsc_sp2_s", "EASY++ (user-avg+pcor), full SDSC-SP2, simulation loop", "s", False),
+    Figure(
+        "sweep_config_s",
+        f"004 section 7 sweep, one EASY++ configuration with its report row (mean of {SWEEP_CONFIGS})",
+        "s",
+        False,
+    ),
     *(
         Figure(
             f"env_{b}_steps_per_s", f"env Dispatch K=64 backfill={b}, random masked policy", "steps/s", True
@@ -117,6 +128,19 @@ def measure(trace: str, env_steps: int, seed: int) -> dict[str, Any]:
     out["easypp_start_sha256"] = hashlib.sha256(
         np.ascontiguousarray(s.start, dtype="<f8").tobytes()
     ).hexdigest()
+
+    # what the 004 section 7 sweep pays per configuration: EASY++ planning with one predictor of
+    # 004's space, the simulation and the report row (``run_policy``, as ``hpcgym sweep`` runs it)
+    from hpcgym.baselines import run_policy
+    from hpcgym.predict import sample_predictor_space
+
+    configs = [str(c) for c in sample_predictor_space(SWEEP_CONFIGS, seed=0)]
+    run_policy(w, "easy++", configs[0], progress=False)  # loads the kernels
+    t0, cpu0 = time.perf_counter(), time.process_time()
+    for config in configs:
+        run_policy(w, "easy++", config, progress=False)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    figures["sweep_config_s"] = {"wall": wall / len(configs), "cpu": cpu / len(configs)}
 
     import gymnasium as gym
 
