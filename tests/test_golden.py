@@ -271,6 +271,8 @@ def _load_ab() -> ModuleType:
         ("env_none_steps_per_s", 880.0, True, 1, True),  # 13.6 % slower
         ("env_none_steps_per_s", 1300.0, True, 0, False),  # faster
         ("easypp_sdsc_sp2_s", 1.15, True, 1, True),  # the revising predictor's path, 15 % slower
+        ("sweep_config_s", 1.11, True, 1, True),  # a sweep configuration, 11 % slower
+        ("sweep_config_s", 0.6, True, 0, False),  # faster
     ],
 )
 def test_ab_fails_only_with_check_and_only_beyond_the_tolerance(
@@ -285,12 +287,7 @@ def test_ab_fails_only_with_check_and_only_beyond_the_tolerance(
 ) -> None:
     ab = _load_ab()
     (tmp_path / ab.SDSC_SP2).write_bytes(b"")
-    base = {
-        "easy_sdsc_sp2_s": 1.0,
-        "easypp_sdsc_sp2_s": 1.0,
-        "env_none_steps_per_s": 1000.0,
-        "env_easy_steps_per_s": 1000.0,
-    }
+    base = {f.key: 1000.0 if f.higher_is_better else 1.0 for f in ab.FIGURES}  # every figure the bench has
 
     def run_side(tree: Path, trace: Path, env_steps: int, seed: int, clock: str) -> dict[str, Any]:
         values = dict(base)
