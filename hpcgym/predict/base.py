@@ -45,30 +45,31 @@ class Deferred:
     """A mixin: attributes whose values a function completes the first time one of them is read.
 
     The compiled event loop leaves a predictor's Python state -- a user history's windows,
-    the correction counters -- in arrays (:mod:`hpcgym.predict.loop`). Building dicts of
-    tens of thousands of entries from them cost as much as a tenth of an EASY++ run over
-    SDSC-SP2, and a run whose predictor nobody inspects afterwards (every sweep run) never
-    needs them. :meth:`defer` sets the named attributes aside with the function that
-    completes them; the first read of any of them (or a copy or pickle of the object) puts
-    them back and runs it, so a reader sees exactly what an eager update would have left.
+    the correction counters -- in arrays (:mod:`hpcgym.predict.loop`), and a reset makes
+    per-job Python lists that only the Python loop reads. Building them cost as much as a
+    tenth of an EASY++ run over SDSC-SP2, and a run whose predictor nobody inspects
+    afterwards (every sweep run) never needs them. :meth:`defer` sets the named attributes
+    aside with the function that completes them; the first read of any deferred attribute
+    (or a copy or pickle of the object) puts them back and runs every pending function in
+    the order they were deferred, so a reader sees exactly what eager updates would have left.
     """
 
     def defer(self, names: tuple[str, ...], complete: Callable[[], None]) -> None:
-        """Set ``names`` aside until one is read; then put them back and call ``complete()``."""
-        self._undefer()  # an earlier deferral first: completions apply in order
+        """Set ``names`` aside until a deferred attribute is read; then restore them, call ``complete()``."""
+        pending = self.__dict__.setdefault("_deferred", [])
         saved = {name: self.__dict__.pop(name) for name in names if name in self.__dict__}
-        self.__dict__["_deferred"] = (frozenset(names), saved, complete)
+        pending.append((frozenset(names), saved, complete))
 
     def _undefer(self) -> None:
-        pending = self.__dict__.pop("_deferred", None)
-        if pending is not None:
-            self.__dict__.update(pending[1])
-            pending[2]()
+        pending = self.__dict__.pop("_deferred", ())
+        for _, saved, _ in pending:  # every attribute back first: a completion may read any
+            self.__dict__.update(saved)
+        for _, _, complete in pending:
+            complete()
 
     def __getattr__(self, name: str) -> Any:
         # only called for attributes not found: nothing is added to the usual reads
-        pending = self.__dict__.get("_deferred")
-        if pending is not None and name in pending[0]:
+        if any(name in names for names, _, _ in self.__dict__.get("_deferred", ())):
             self._undefer()
             return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

@@ -46,11 +46,14 @@ class CorrectionSteps(Deferred):
         estimate: every job's estimate (s), as the predictor sees it.
     """
 
-    def __init__(self, mode: str, estimate: list[float]) -> None:
+    def __init__(self, mode: str, estimate: list[float] | np.ndarray) -> None:
         if mode not in ("estimate", "gradual", "exponential"):
             raise InvalidConfigError(f"correction must be estimate | gradual | exponential, got {mode!r}")
         self.mode = mode
-        self._est = estimate
+        if isinstance(estimate, np.ndarray):  # as a list when the Python loop first corrects
+            self.defer(("_est",), lambda: setattr(self, "_est", estimate.tolist()))
+        else:
+            self._est = estimate
         self._count: dict[int, int] = {}  # all corrections, per job
         self._beyond: dict[int, int] = {}  # corrections beyond the estimate, per job
 
@@ -131,7 +134,7 @@ class Corrected(_Wrapper):
         self.estimate = inner.estimate
         self.prediction = inner.prediction
         self.changes = inner.changes
-        self._steps = CorrectionSteps(self.mode, self.estimate.tolist())
+        self._steps = CorrectionSteps(self.mode, self.estimate)
         # the engine calls these at every event: hand it the inner methods directly
         self.on_submit = inner.on_submit  # type: ignore[method-assign]
         self.on_start = inner.on_start  # type: ignore[method-assign]

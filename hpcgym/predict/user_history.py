@@ -294,8 +294,15 @@ class UserHistory(Predictor, Deferred):
     def reset(self, workload: Any) -> None:
         self.__dict__.pop("_deferred", None)  # a compiled run's state, never read: gone with it
         super().reset(workload)
-        self._user: list[int] = np.asarray(workload.user).tolist()
-        self._est: list[float] = self.estimate.tolist()
+        # per job, as lists for the Python loop's hooks (made when first read: a run in the
+        # compiled loop reads the arrays instead)
+        user, estimate = workload.user, self.estimate
+
+        def lists() -> None:
+            self._user: list[int] = np.asarray(user).tolist()
+            self._est: list[float] = estimate.tolist()
+
+        self.defer(("_user", "_est"), lists)
         # per user (type=extended: per (user, estimate)), the k latest terminated jobs,
         # oldest first, as parallel lists: sort keys (the job index = submission order,
         # or a termination counter), run times and estimates
@@ -303,7 +310,7 @@ class UserHistory(Predictor, Deferred):
         self._ends = 0
         self._ratio: dict[int, list[float]] = {}  # per user: [sum of run time / estimate, count]
         self._waiting: dict[int, dict[int, None]] = {}  # per user: waiting jobs (propagation)
-        self._steps = CorrectionSteps(self.config.correction, self._est) if self.corrects else None
+        self._steps = CorrectionSteps(self.config.correction, estimate) if self.corrects else None
 
     def predict(self, job: int) -> float:
         """What the history known now predicts for ``job`` (the fallback without a window)."""
