@@ -93,6 +93,9 @@ class Validation(BaseCallback):
         save_best: saves the model (called with it).
         first: a validation made before training (the behaviour-cloned model's, at step 0,
             already saved): the first row of :attr:`history`, the score to beat.
+        easy_by_log: EASY's mean bsld on each validation window, by trace name ("" for one
+            trace), when the caller has already played it on the same windows (behaviour
+            cloning's ``best`` scores it); otherwise it is played at the start of training.
     """
 
     def __init__(
@@ -102,9 +105,11 @@ class Validation(BaseCallback):
         freq: int,
         save_best: Callable[[Any], Any],
         first: dict[str, Any] | None = None,
+        easy_by_log: Mapping[str, list[float]] | None = None,
     ) -> None:
         super().__init__()
         self._make_env = make_env
+        self._easy_given = easy_by_log
         self._windows = windows
         self._freq = freq
         self._save_best = save_best
@@ -127,7 +132,10 @@ class Validation(BaseCallback):
         for name, env in self.envs.items():
             base = env.unwrapped
             offsets = self.log_offsets[name] = list(base.window_offsets(self._windows))
-            self.easy_by_log[name] = heuristic_window_bsld(env, offsets, "easy")
+            given = self._easy_given
+            self.easy_by_log[name] = (
+                list(given[name]) if given is not None else heuristic_window_bsld(env, offsets, "easy")
+            )
         self.offsets = [o for offsets in self.log_offsets.values() for o in offsets]
         self.easy_window_bsld = [b for bsld in self.easy_by_log.values() for b in bsld]
         self.easy_mean_bsld = float(np.mean([np.mean(b) for b in self.easy_by_log.values()]))

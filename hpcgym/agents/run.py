@@ -178,6 +178,7 @@ class Run:
         self._callbacks: list[Any] = []
         self.behaviour_cloning: dict[str, Any] | None = None
         self._first_validation: dict[str, Any] | None = None
+        self._easy_by_log: dict[str, list[float]] | None = None  # EASY per validation window, if scored
 
     def behaviour_clone(self, model: Any, masked: bool) -> None:
         """Clone ``--bc-policy``'s decisions into ``model`` (nothing without it), score the
@@ -205,9 +206,10 @@ class Run:
         offsets = {n: list(e.unwrapped.window_offsets(a.eval_windows)) for n, e in envs.items()}
 
         def score(preset: str) -> float:  # the mean over the traces, as validation scores
-            return float(
-                np.mean([np.mean(heuristic_window_bsld(e, offsets[n], preset)) for n, e in envs.items()])
-            )
+            by_log = {n: heuristic_window_bsld(e, offsets[n], preset) for n, e in envs.items()}
+            if preset == "easy":  # Validation's reference, on the same windows: not played again
+                self._easy_by_log = by_log
+            return float(np.mean([np.mean(bsld) for bsld in by_log.values()]))
 
         name = a.bc_policy
         scores: dict[str, float] = {}
@@ -257,6 +259,7 @@ class Run:
             a.eval_freq,
             lambda model: save(model, self.out / "best_model.zip"),
             first=self._first_validation,
+            easy_by_log=self._easy_by_log,
         )
         self._callbacks = [self.counter, self.validation]
         if a.checkpoint_freq:

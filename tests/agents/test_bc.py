@@ -42,6 +42,26 @@ def test_policy_mode_clones_the_validation_best_dispatcher_exactly(tmp_path: Pat
     assert "behaviour cloning of" in run.report()
 
 
+def test_best_plays_easy_once_for_the_choice_and_the_validation_reference(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hpcgym.agents import callbacks
+
+    played: list[str] = []
+    real = callbacks.heuristic_window_bsld
+
+    def counting(env, offsets, policy):  # type: ignore[no-untyped-def]
+        played.append(policy)
+        return real(env, offsets, policy)
+
+    monkeypatch.setattr(callbacks, "heuristic_window_bsld", counting)
+    flags = ["--env-id", "hpcgym/DispatchPolicy-v1", "--policies", "fcfs", "easy"]
+    run = train_maskable_ppo.main([*TINY, *flags, "--bc-policy", "best", "--out", str(tmp_path / "r")])
+    assert sorted(played) == ["easy", "fcfs"]  # EASY's windows are not played a second time
+    assert run.behaviour_cloning is not None
+    assert run.easy_mean_bsld == run.behaviour_cloning["validation_scores"]["easy"]
+
+
 def test_job_mode_pretraining_learns_the_dispatchers_choices(tmp_path: Path) -> None:
     from sb3_contrib import MaskablePPO
 
