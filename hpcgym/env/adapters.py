@@ -105,6 +105,21 @@ class DispatcherPolicy:
             )
         return np.int64(slots[0]), None  # type: ignore[return-value]
 
+    def next_shown(self) -> int | None:
+        """The slot of the current decision's next job among the K shown, the ones before it
+        that are not shown dropped; None when none of the decision's remaining jobs is shown.
+
+        What a caller does when :meth:`predict` raised because the dispatcher's next job is
+        beyond the window (:class:`~hpcgym.env.experts.Expert` counts such decisions).
+        """
+        env = self.env
+        shown = env.view.queue[: env.window_size]
+        while self._pending:  # the rest of its decision at this instant, in its order
+            slots = np.flatnonzero(shown == self._pending.pop())
+            if len(slots):
+                return int(slots[0])
+        return None
+
     def __call__(self, observation: Any) -> int:
         return int(self.predict(observation)[0])
 

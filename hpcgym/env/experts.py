@@ -94,11 +94,9 @@ class Expert:
     def _off_window(self, job: DispatcherPolicy) -> int:
         env = self.env
         self.off_window += 1
-        shown = env.view.queue[: env.window_size]
-        while job._pending:  # the rest of its decision at this instant, in its order
-            slots = np.flatnonzero(shown == job._pending.pop())
-            if len(slots):
-                return int(slots[0])
+        slot = job.next_shown()
+        if slot is not None:
+            return slot
         mask = env.action_masks()
         if mask[env.window_size]:
             return env.window_size
