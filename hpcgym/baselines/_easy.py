@@ -557,6 +557,19 @@ def running_by_end(
 
 
 @njit(cache=True, inline="always")
+def drop_ended(by_end: np.ndarray, count: int, state: np.ndarray) -> int:
+    """``by_end[:count]`` without the jobs that are no longer running (``state[j] != 2``, the
+    engine's running state), in the same order; returns the new count."""
+    w = 0
+    for i in range(count):
+        j = by_end[i]
+        if state[j] == 2:
+            by_end[w] = j
+            w += 1
+    return w
+
+
+@njit(cache=True, inline="always")
 def insert_by_end(
     by_end: np.ndarray, count: int, j: int, start: np.ndarray, pred: np.ndarray, factor: float
 ) -> int:

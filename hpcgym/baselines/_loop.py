@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numba import njit
 
-from hpcgym.baselines._easy import insert_by_end, move_later, running_by_end
+from hpcgym.baselines._easy import drop_ended, insert_by_end, move_later, running_by_end
 from hpcgym.baselines._kernels import (
     ARRIVAL,
     LOOPS,
@@ -246,19 +246,13 @@ def run_loop(
     if kind == EASY:
         o_run = mem[ek.O_RUNNING]
         n_by_end = running_by_end(mem[o_run : o_run + mem[ek.H_NRUN]], start, prediction, factor, by_end)
-    o_state = mem[ek.O_STATE]
+    state = mem[mem[ek.O_STATE] :]  # each job's state (EngineArrays.state)
     seen_done = ctl[ek.C_DONE]
     while _next_decision(mem, clock, ctl, submit, ended, heap_t, heap_s, heap_j, stop_at):
         now = clock[0]
         if kind == EASY:
             if ctl[ek.C_DONE] != seen_done:  # jobs ended since the last decision: drop them
-                w = 0
-                for i in range(n_by_end):
-                    j = by_end[i]
-                    if mem[o_state + j] == 2:  # running (EngineArrays.state)
-                        by_end[w] = j
-                        w += 1
-                n_by_end = w
+                n_by_end = drop_ended(by_end, n_by_end, state)
                 seen_done = ctl[ek.C_DONE]
             k, pos = easy_decide_by_end(
                 mem, prediction, start, now, rule, out, reservation, by_end[:n_by_end]
@@ -503,7 +497,7 @@ def run_loop_predicting(
         for q in range(len(running)):
             rank[running[q]] = q
         next_rank = len(running)
-    o_state = mem[ek.O_STATE]
+    state = mem[mem[ek.O_STATE] :]  # each job's state (EngineArrays.state)
     seen_done = ctl[ek.C_DONE]
     while True:
         decide, log = _next_decision_predicting(
@@ -515,13 +509,7 @@ def run_loop_predicting(
         now = clock[0]
         if kind == EASY:
             if ctl[ek.C_DONE] != seen_done:  # jobs ended since the last decision: drop them
-                w = 0
-                for i in range(n_by_end):
-                    j = by_end[i]
-                    if mem[o_state + j] == 2:  # running (EngineArrays.state)
-                        by_end[w] = j
-                        w += 1
-                n_by_end = w
+                n_by_end = drop_ended(by_end, n_by_end, state)
                 seen_done = ctl[ek.C_DONE]
             k, pos = easy_decide_by_end(
                 mem, prediction, start, now, rule, out, reservation, by_end[:n_by_end]
