@@ -612,8 +612,10 @@ def move_later(
     :func:`insert_by_end`.
     """
     i = 0
-    while by_end[i] != j:
+    while i < count and by_end[i] != j:
         i += 1
+    if i == count:  # pragma: no cover - a corrected job is running, so kept
+        return
     e = start[j] + factor * pred[j]
     rj = rank[j]
     while i + 1 < count:
