@@ -225,76 +225,6 @@ def _backfill(
 
 
 @njit(cache=True, inline="always")
-def _next_end(
-    run_order: np.ndarray,
-    a: int,
-    nr: int,
-    started_order: np.ndarray,
-    started_ends: np.ndarray,
-    b: int,
-    k: int,
-    start: np.ndarray,
-    pred: np.ndarray,
-    factor: float,
-) -> tuple[bool, float]:
-    """Whether the next job to release is running job ``run_order[a]`` (else started job
-    ``started_order[b]``), and its predicted end; one of them must be left (``a < nr or b < k``).
-
-    The merge step of a stable sort of the running jobs' ends followed by the started ones':
-    a started job goes first only if its end sorts strictly before (NaN last, as numpy sorts).
-    """
-    if a < nr:
-        r = run_order[a]
-        e = start[r] + factor * pred[r]
-        if b >= k or not sorts_before(started_ends[started_order[b]], e):
-            return True, e
-    return False, started_ends[started_order[b]]
-
-
-@njit(cache=True, inline="always")
-def _release_next(
-    m: Nodes,
-    trial: np.ndarray,
-    trial_total: np.ndarray,
-    jb: Jobs,
-    running_next: bool,
-    run_order: np.ndarray,
-    na: int,
-    started_order: np.ndarray,
-    nb: int,
-    out_jobs: np.ndarray,
-    out_nodes: np.ndarray,
-    seg: np.ndarray,
-    one_node: bool,
-) -> tuple[int, int]:
-    """Release the next job by predicted end on the trial matrix: running job ``run_order[na]``
-    if ``running_next`` (see :func:`_next_end`), else started job ``out_jobs[started_order[nb]]``
-    (its placement at ``seg``'s offset in ``out_nodes``); returns the advanced ``(na, nb)``.
-
-    On one shared node every chunk is on node 0: a few additions instead of :func:`_release`.
-    """
-    chunks = jb.chunks
-    per = jb.per_chunk
-    if running_next:
-        rj = run_order[na]
-        held_nodes, lo, hi = jb.placement_nodes, jb.placement_ptr[rj], jb.placement_ptr[rj + 1]
-        na += 1
-    else:
-        q = started_order[nb]
-        rj = out_jobs[q]
-        held_nodes, lo, hi = out_nodes, seg[q], seg[q] + chunks[rj]
-        nb += 1
-    if one_node:
-        for r in range(trial.shape[1]):
-            units = chunks[rj] * per[rj, r]
-            trial[0, r] += units
-            trial_total[r] += units
-    else:
-        _release(trial, trial_total, m.capacity, m.exclusive, per, rj, held_nodes, lo, hi)
-    return na, nb
-
-
-@njit(cache=True, inline="always")
 def easy_kernel(
     machine: Nodes,
     jobs: Jobs,
@@ -425,37 +355,67 @@ def easy_kernel(
     for r in range(n_res):
         trial_total[r] = total[r]
     shadow = now
+    predicted_shadow = now
     na = 0  # the next running job to release (in run_order)
     nb = 0  # the next started one (in started_order)
+    placed_nodes, ptr = jb.placement_nodes, jb.placement_ptr
+    # release jobs by predicted end until the head fits (the reservation is the last one's end);
+    # then, with extra_all, every further job predicted to end by the reservation. One loop for
+    # both, written out here: inlined helpers taking these arrays cost numba reference counts
+    # (calls) at every turn, and this is the hottest loop of a decision after the backfill scan
+    head_fits = False
     while na < nr or nb < k:
-        enough = True  # the per-type totals first: cheap, and exact on one node
-        for r in range(n_res):
-            if hc * hv[r] > trial_total[r]:
-                enough = False
+        if not head_fits:
+            enough = True  # the per-type totals first: cheap, and exact on one node
+            for r in range(n_res):
+                if hc * hv[r] > trial_total[r]:
+                    enough = False
+                    break
+            if enough and (one_node or fits(m, trial, hc, hv)):
+                head_fits = True
+                predicted_shadow = shadow
+                if shadow < now:  # predictions already outlived: the scheduler thinks they are free now
+                    shadow = now
+                if not ru.extra_all:
+                    break
+                continue
+        # the next job by predicted end: the merge step of a stable sort of the running jobs'
+        # ends followed by the started ones' (a started job goes first only if its end sorts
+        # strictly before, NaN last, as numpy sorts)
+        running_next = False
+        q = rj = 0
+        e = shadow
+        if na < nr:
+            rj = run_order[na]
+            e = jb.start[rj] + factor * pred[rj]
+            running_next = nb >= k or not sorts_before(started_ends[started_order[nb]], e)
+        if not running_next:
+            q = started_order[nb]
+            rj = out_jobs[q]
+            e = started_ends[q]
+        if head_fits:
+            if not e <= shadow:  # every job predicted to end by the reservation frees its resources then
                 break
-        if enough and (one_node or fits(m, trial, hc, hv)):
-            break
-        running_next, shadow = _next_end(
-            run_order, na, nr, started_order, started_ends, nb, k, jb.start, pred, factor
-        )
-        na, nb = _release_next(
-            m, trial, trial_total, jb, running_next, run_order, na, started_order, nb,
-            out_jobs, out_nodes, seg, one_node,
-        )  # fmt: skip
-    predicted_shadow = shadow
-    if shadow < now:  # predictions already outlived: the scheduler thinks they are free now
-        shadow = now
-    # every job predicted to end by the reservation frees its resources then, too
-    while ru.extra_all and (na < nr or nb < k):
-        running_next, e = _next_end(
-            run_order, na, nr, started_order, started_ends, nb, k, jb.start, pred, factor
-        )
-        if not e <= shadow:
-            break
-        na, nb = _release_next(
-            m, trial, trial_total, jb, running_next, run_order, na, started_order, nb,
-            out_jobs, out_nodes, seg, one_node,
-        )  # fmt: skip
+        else:
+            shadow = e
+        if one_node:  # every chunk on node 0: a few additions instead of _release
+            for r in range(n_res):
+                units = chunks[rj] * per[rj, r]
+                trial[0, r] += units
+                trial_total[r] += units
+        elif running_next:
+            _release(trial, trial_total, m.capacity, m.exclusive, per, rj, placed_nodes, ptr[rj], ptr[rj + 1])
+        else:
+            lo = seg[q]
+            _release(trial, trial_total, m.capacity, m.exclusive, per, rj, out_nodes, lo, lo + chunks[rj])
+        if running_next:
+            na += 1
+        else:
+            nb += 1
+    if not head_fits:
+        predicted_shadow = shadow
+        if shadow < now:
+            shadow = now
     # the head's trial placement: in the sorting buffers, which are no longer needed
     if one_node:  # all on node 0: the loop above stopped with the head within the totals
         for r in range(n_res):
@@ -504,9 +464,12 @@ def easy_kernel(
             limit[a, r] = min(free[a, r], extra[a, r])
             limit_total[r] += limit[a, r]
     for j in rest:
-        c = chunks[j]
+        u = np.uint64(j)  # a job (never negative): indexed so, the loads skip numba's wraparound code
+        c = chunks[u]
+        if c * per[u, 0] > total[0]:  # the first type alone rules most jobs out: the cheap test first
+            continue
         may_fit = True
-        for r in range(n_res):
+        for r in range(1, n_res):
             if c * per[j, r] > total[r]:
                 may_fit = False
                 break
