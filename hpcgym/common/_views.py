@@ -58,6 +58,42 @@ def matrix(typingctx: Any, buffer: Any, start: Any, rows: Any, cols: Any) -> Any
 
 
 @intrinsic
+def vector(typingctx: Any, buffer: Any, start: Any, size: Any) -> Any:
+    """``buffer[start : start + size]`` as a view, in compiled code only, with no checks.
+
+    numba compiles a slice with the bounds handling of Python's (negative starts wrap,
+    ends are clamped to the length): a dozen instructions and branches for every segment
+    of the engine buffer a kernel names, at every call. The callers here take ``start``
+    and ``size`` from the buffer's own header, always within it, so :func:`matrix`'s way
+    (a view built directly, same type as the slice) serves them too.
+    """
+    if not (isinstance(buffer, types.Array) and buffer.ndim == 1 and buffer.layout == "C"):
+        return None
+    result = types.Array(buffer.dtype, 1, "C")
+    sig = result(buffer, start, size)
+
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        src = make_array(signature.args[0])(context, builder, args[0])
+        out = make_array(result)(context, builder)
+        intp = context.get_value_type(types.intp)
+        first = context.cast(builder, args[1], signature.args[1], types.intp)
+        n = context.cast(builder, args[2], signature.args[2], types.intp)
+        itemsize = src.itemsize
+        populate_array(
+            out,
+            data=builder.gep(src.data, [first]),
+            shape=cgutils.pack_array(builder, [n], ty=intp),
+            strides=cgutils.pack_array(builder, [itemsize], ty=intp),
+            itemsize=itemsize,
+            meminfo=src.meminfo,
+            parent=src.parent,
+        )
+        return impl_ret_borrowed(context, builder, result, out._getvalue())
+
+    return sig, codegen
+
+
+@intrinsic
 def borrowed(typingctx: Any, array: Any) -> Any:
     """``array`` itself, without its reference count: a view whose owner the caller keeps alive.
 

@@ -21,8 +21,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from hpcgym.common._views import borrowed, matrix
-from hpcgym.machine import Nodes, any_fits, fits, place, take, take_checked
+from hpcgym.common._views import borrowed, matrix, vector
+from hpcgym.machine import Nodes, fits, place, take, take_checked
 
 # header: sizes and flags
 H_JOBS = 0
@@ -57,7 +57,8 @@ O_ENDED = 26
 O_FREE_TOTAL = 27
 H_NACTIVE = 28
 O_ACTIVE = 29
-HEADER = 30
+H_QFIRST = 30  # with H_QTOMBS > 0: no tombstone lies before this position of the queue
+HEADER = 31
 
 OK = 0
 NOT_WAITING = 1
@@ -236,7 +237,8 @@ def views(mem: np.ndarray) -> EngineArrays:
 
 @njit(cache=True, inline="always")
 def _seg(mem: np.ndarray, key: int, size: int) -> np.ndarray:
-    return mem[mem[key] : mem[key] + size]
+    """Segment ``key``'s first ``size`` items as a view (:func:`hpcgym.common._views.vector`)."""
+    return vector(mem, mem[key], size)
 
 
 @njit(cache=True, inline="always")
@@ -254,8 +256,7 @@ def _free(mem: np.ndarray) -> np.ndarray:
 def _row(mem: np.ndarray, j: int) -> np.ndarray:
     """Job ``j``'s request per chunk (a view)."""
     n_res = mem[H_RES]
-    o = mem[O_PER_CHUNK] + j * n_res
-    return mem[o : o + n_res]
+    return vector(mem, mem[O_PER_CHUNK] + j * n_res, n_res)
 
 
 @njit(cache=True, inline="always")
@@ -318,7 +319,7 @@ def state_of(mem: np.ndarray, now: float, order: np.ndarray) -> State:
 
     The queue must have been compacted (``SystemView.kernel_inputs`` does it).
     """
-    q = order if len(order) else mem[mem[O_QUEUE] + mem[H_QLO] : mem[O_QUEUE] + mem[H_QHI]]
+    q = order if len(order) else vector(mem, mem[O_QUEUE] + mem[H_QLO], mem[H_QHI] - mem[H_QLO])
     return State(now, _free(mem), q, _seg(mem, O_RUNNING, mem[H_NRUN]))
 
 
@@ -326,11 +327,12 @@ def state_of(mem: np.ndarray, now: float, order: np.ndarray) -> State:
 def compact(mem: np.ndarray) -> None:
     """Remove the tombstones of jobs started from the middle of the queue."""
     mem = borrowed(mem)
+    if not mem[H_QTOMBS]:  # H_QFIRST is stale then
+        return
     oq = mem[O_QUEUE]
     op = mem[O_QPOS]
-    lo = mem[H_QLO]
-    w = lo
-    for i in range(lo, mem[H_QHI]):
+    w = max(mem[H_QLO], mem[H_QFIRST])  # the queue before the first tombstone stays as it is
+    for i in range(w, mem[H_QHI]):
         j = mem[oq + i]
         if j >= 0:
             mem[oq + w] = j
@@ -375,15 +377,30 @@ def fits_jobs(mem: np.ndarray, jobs: np.ndarray, out: np.ndarray) -> int:
 
 @njit(cache=True, inline="always")
 def _any_fits(mem: np.ndarray) -> bool:
-    """Whether a shape with a waiting job fits: the active shapes, smallest first, early exit."""
-    n_shapes = mem[H_SHAPES]
-    return any_fits(
-        nodes_of(mem),
-        _free(mem),
-        _seg(mem, O_SHAPE_CHUNKS, n_shapes),
-        _mat(mem, O_SHAPE_V, n_shapes),
-        _seg(mem, O_ACTIVE, mem[H_NACTIVE]),
-    )
+    """Whether a shape with a waiting job fits: the active shapes, smallest first, early exit.
+
+    :func:`~hpcgym.machine.allocator.any_fits` with the per-type free totals first: a shape
+    beyond them cannot fit, and on one shared node one within them does, so the allocator
+    is asked only on other machines (an instant's check was mostly the call's arguments).
+    """
+    n_res = mem[H_RES]
+    one_node = mem[H_NODES] == 1 and mem[H_EXCLUSIVE] == 0
+    o_total = mem[O_FREE_TOTAL]
+    o_chunks = mem[O_SHAPE_CHUNKS]
+    o_v = mem[O_SHAPE_V]
+    o_act = mem[O_ACTIVE]
+    for i in range(mem[H_NACTIVE]):
+        sh = mem[o_act + i]
+        c = mem[o_chunks + sh]
+        v = o_v + sh * n_res
+        within = True
+        for r in range(n_res):
+            if c * mem[v + r] > mem[o_total + r]:
+                within = False
+                break
+        if within and (one_node or fits(nodes_of(mem), _free(mem), c, vector(mem, v, n_res))):
+            return True
+    return False
 
 
 @njit(cache=True, inline="always")
@@ -495,6 +512,8 @@ def _dequeue(mem: np.ndarray, j: int) -> None:
             mem[H_QTOMBS] -= 1
         mem[H_QLO] = lo
     else:
+        if mem[H_QTOMBS] == 0 or pos < mem[H_QFIRST]:
+            mem[H_QFIRST] = pos
         mem[H_QTOMBS] += 1
 
 
