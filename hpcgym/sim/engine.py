@@ -70,7 +70,8 @@ def _int_vector(a: object) -> bool:
 def _floats(values: np.ndarray) -> array:
     """``values`` as a writable float64 :class:`array.array` (items read back as Python floats)."""
     out = array("d")
-    out.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+    # the array's own bytes (a byte view of its buffer), not a copy of them first
+    out.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.float64)).cast("B"))
     return out
 
 
@@ -149,7 +150,7 @@ class Simulator:
         order = np.lexsort((*shapes.T[::-1], size))
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
-        self._shape = rank[inverse.reshape(-1)].astype(np.int64)
+        self._shape = rank[inverse.reshape(-1)].astype(np.int64, copy=False)
         self._shape_chunks = np.ascontiguousarray(shapes[order, 0])
         self._shape_v = np.ascontiguousarray(shapes[order, 1:])
 
