@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -55,17 +56,23 @@ class BuildNative(build_ext):
         t0 = time.perf_counter()
         self._native_meta = []
         running = []
+        # an empty numba cache for the builds: a kernel numba cached earlier from this tree carries
+        # the compiled code of the kernels it calls as they were then (numba checks only the
+        # kernel's own file), and pycc would link that stale code into the extension
+        cache = tempfile.TemporaryDirectory(prefix="hpcgym-build-")
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache.name}
         for ext in native:
             part, modules = NATIVE[ext.name]
             target = Path(self.get_ext_fullpath(ext.name))
             code = BUILD.format(root=str(ROOT), out=str(target.parent), modules=modules, part=part)
-            running.append((ext, target, subprocess.Popen([sys.executable, "-c", code])))
+            running.append((ext, target, subprocess.Popen([sys.executable, "-c", code], env=env)))
         for ext, target, proc in running:
             if proc.wait() == 0 and target.exists():
                 self._native_meta.append(target.with_name(target.name.split(".")[0] + ".json"))
             else:  # no C compiler, an unsupported platform: numba compiles these kernels at run time
                 print(f"hpcgym: {ext.name} not built (exit status {proc.returncode}); its kernels "
                       "compile on first use", flush=True)  # fmt: skip
+        cache.cleanup()
         print(f"hpcgym: native core built in {time.perf_counter() - t0:.0f} s", flush=True)
 
     def copy_extensions_to_source(self) -> None:
