@@ -553,6 +553,7 @@ def commit(
     o_total = mem[O_FREE_TOTAL]
     cap = m.capacity
     n_res = free.shape[1]
+    one_node = mem[H_NODES] == 1 and mem[H_EXCLUSIVE] == 0
     pos = 0
     nr = mem[H_NRUN]
     for k in range(len(jobs)):
@@ -566,10 +567,18 @@ def commit(
         seg = placed[lo : lo + c]
         if given:
             # a loop: ``seg[:] = nodes[...]`` compiles an error path that formats a message
+            on_zero = one_node  # one shared node: every chunk on node 0 and within its free amounts
             for x in range(c):
                 seg[x] = nodes[pos + x]
+                on_zero = on_zero and seg[x] == 0
             pos += c
-            if take_checked(m, free, v, seg) != 0:
+            if on_zero:
+                for r in range(n_res):
+                    on_zero = on_zero and c * v[r] <= free[0, r]
+            if on_zero:  # what take_checked does there, without its call
+                for r in range(n_res):
+                    free[0, r] -= c * v[r]
+            elif take_checked(m, free, v, seg) != 0:
                 seg[:] = -1
                 mem[H_NRUN] = nr
                 return k, BAD_PLACEMENT
