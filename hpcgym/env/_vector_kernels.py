@@ -28,6 +28,7 @@ import numpy as np
 from numba import njit
 
 from hpcgym.baselines._loop import _next_decision
+from hpcgym.common._views import borrowed, matrix, vector
 from hpcgym.env._kernels import accrued_sum, job_mask, job_window, system, user_history
 from hpcgym.predict import histograms
 from hpcgym.sim import _kernels as ek
@@ -299,16 +300,14 @@ def _observe(
 @njit(cache=True, inline="always")
 def _v1(a: np.ndarray, lay: np.ndarray, e: int) -> np.ndarray:
     """Layout entry ``e`` of arena ``a``, flat."""
-    o = lay[e, 0]
-    return a[o : o + lay[e, 1] * max(lay[e, 2], 1) * max(lay[e, 3], 1) * max(lay[e, 4], 1)]
+    return vector(a, lay[e, 0], lay[e, 1] * max(lay[e, 2], 1) * max(lay[e, 3], 1) * max(lay[e, 4], 1))
 
 
 @njit(cache=True, inline="always")
 def _r1(a: np.ndarray, lay: np.ndarray, e: int, i: int) -> np.ndarray:
-    """Row ``i`` of the ``(N, X)`` entry ``e``: a slice, no reshape (numba's reshape calls out to C)."""
+    """Row ``i`` of the ``(N, X)`` entry ``e``: a view, no reshape (numba's reshape calls out to C)."""
     x = lay[e, 2]
-    o = lay[e, 0] + i * x
-    return a[o : o + x]
+    return vector(a, lay[e, 0] + i * x, x)
 
 
 @njit(cache=True, inline="always")
@@ -316,8 +315,7 @@ def _r2(a: np.ndarray, lay: np.ndarray, e: int, i: int) -> np.ndarray:
     """Row ``i`` of the ``(N, X, Y)`` entry ``e``, shaped ``(X, Y)``."""
     x = lay[e, 2]
     y = lay[e, 3]
-    o = lay[e, 0] + i * x * y
-    return a[o : o + x * y].reshape((x, y))
+    return matrix(a, lay[e, 0] + i * x * y, x, y)  # built directly (hpcgym.common._views), no reshape
 
 
 @njit(cache=True, inline="always")
@@ -356,6 +354,12 @@ def step_all(
     (0 for :data:`NO_KERNEL`). An episode over before its first step (no decision point
     at all) ends at that step with the action flagged invalid, as in the single environment.
     """
+    # borrowed: the caller holds the arenas for the call and no view of them outlives it, so
+    # the views made here and in the kernels called skip numba's reference counts (atomic
+    # operations, several hundred a step before; hpcgym.common._views)
+    mem, lay = borrowed(mem), borrowed(lay)
+    ff, fi, fb, fo = borrowed(ff), borrowed(fi), borrowed(fb), borrowed(fo)
+    jf, ji, jb, jo = borrowed(jf), borrowed(ji), borrowed(jb), borrowed(jo)
     ipar = _v1(fi, lay, L_IPAR)
     fpar = _v1(ff, lay, L_FPAR)
     k = ipar[I_K]
