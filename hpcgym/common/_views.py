@@ -1,4 +1,4 @@
-"""A C-contiguous matrix view of part of a 1-D array, for compiled code.
+"""C-contiguous views of part of a 1-D array, for compiled code (and a borrowed array).
 
 The engine keeps its state in one int64 buffer (:mod:`hpcgym.sim._kernels`) and compiled
 code rebuilds named views of its segments on every call. ``buffer[a:b].reshape((n, m))``
@@ -6,9 +6,9 @@ does that, but numba compiles ``reshape`` as a call into its C helper
 (``numba_attempt_nocopy_reshape``) and keeps the view's reference count across it: two
 atomic operations its reference-count pruning cannot remove, for every view, at every
 event. In the compiled event loop that was most of the time of a run (docs/BENCHMARKS.md).
-:func:`matrix` builds the same view directly, as numba builds a slice: same type
-(``array(dtype, 2d, C)``, so no kernel is compiled again for another layout), no call,
-and a reference the pruning removes.
+:func:`matrix` (and :func:`vector`, :func:`cube`) build the same view directly, as numba
+builds a slice: same type (``array(dtype, 2d, C)``, so no kernel is compiled again for
+another layout), no call, and a reference the pruning removes.
 """
 
 from __future__ import annotations
@@ -22,39 +22,37 @@ from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
 
-@intrinsic
-def matrix(typingctx: Any, buffer: Any, start: Any, rows: Any, cols: Any) -> Any:
-    """``buffer[start : start + rows * cols].reshape((rows, cols))`` as a view, in compiled code only.
+def _view(buffer: Any, dims: int) -> Any:
+    """The typing and code of a ``dims``-d C-contiguous view of a 1-D ``buffer`` (see :func:`matrix`).
 
-    ``buffer`` must be a C-contiguous 1-D array holding those ``rows * cols`` items from
-    ``start`` on: nothing is checked (callers take the sizes from the buffer's own header).
+    Arguments ``(buffer, start, n_1, ..., n_dims)``: the view starts at ``buffer[start]`` and
+    has shape ``(n_1, ..., n_dims)``; it shares the buffer's memory-info block, as a slice does.
     """
     if not (isinstance(buffer, types.Array) and buffer.ndim == 1 and buffer.layout == "C"):
         return None
-    result = types.Array(buffer.dtype, 2, "C")
-    sig = result(buffer, start, rows, cols)
+    result = types.Array(buffer.dtype, dims, "C")
 
     def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         src = make_array(signature.args[0])(context, builder, args[0])
         out = make_array(result)(context, builder)
         intp = context.get_value_type(types.intp)
         first = context.cast(builder, args[1], signature.args[1], types.intp)
-        n_rows = context.cast(builder, args[2], signature.args[2], types.intp)
-        n_cols = context.cast(builder, args[3], signature.args[3], types.intp)
-        itemsize = src.itemsize
-        data = builder.gep(src.data, [first])
+        shape = [context.cast(builder, args[2 + d], signature.args[2 + d], types.intp) for d in range(dims)]
+        strides = [src.itemsize]
+        for n in shape[:0:-1]:  # C order: each dimension's stride is the next one's times its length
+            strides.insert(0, builder.mul(strides[0], n))
         populate_array(
             out,
-            data=data,
-            shape=cgutils.pack_array(builder, [n_rows, n_cols], ty=intp),
-            strides=cgutils.pack_array(builder, [builder.mul(n_cols, itemsize), itemsize], ty=intp),
-            itemsize=itemsize,
+            data=builder.gep(src.data, [first]),
+            shape=cgutils.pack_array(builder, shape, ty=intp),
+            strides=cgutils.pack_array(builder, strides, ty=intp),
+            itemsize=src.itemsize,
             meminfo=src.meminfo,
             parent=src.parent,
         )
         return impl_ret_borrowed(context, builder, result, out._getvalue())
 
-    return sig, codegen
+    return result, codegen
 
 
 @intrinsic
@@ -67,30 +65,26 @@ def vector(typingctx: Any, buffer: Any, start: Any, size: Any) -> Any:
     and ``size`` from the buffer's own header, always within it, so :func:`matrix`'s way
     (a view built directly, same type as the slice) serves them too.
     """
-    if not (isinstance(buffer, types.Array) and buffer.ndim == 1 and buffer.layout == "C"):
-        return None
-    result = types.Array(buffer.dtype, 1, "C")
-    sig = result(buffer, start, size)
+    made = _view(buffer, 1)
+    return None if made is None else (made[0](buffer, start, size), made[1])
 
-    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
-        src = make_array(signature.args[0])(context, builder, args[0])
-        out = make_array(result)(context, builder)
-        intp = context.get_value_type(types.intp)
-        first = context.cast(builder, args[1], signature.args[1], types.intp)
-        n = context.cast(builder, args[2], signature.args[2], types.intp)
-        itemsize = src.itemsize
-        populate_array(
-            out,
-            data=builder.gep(src.data, [first]),
-            shape=cgutils.pack_array(builder, [n], ty=intp),
-            strides=cgutils.pack_array(builder, [itemsize], ty=intp),
-            itemsize=itemsize,
-            meminfo=src.meminfo,
-            parent=src.parent,
-        )
-        return impl_ret_borrowed(context, builder, result, out._getvalue())
 
-    return sig, codegen
+@intrinsic
+def matrix(typingctx: Any, buffer: Any, start: Any, rows: Any, cols: Any) -> Any:
+    """``buffer[start : start + rows * cols].reshape((rows, cols))`` as a view, in compiled code only.
+
+    ``buffer`` must be a C-contiguous 1-D array holding those ``rows * cols`` items from
+    ``start`` on: nothing is checked (callers take the sizes from the buffer's own header).
+    """
+    made = _view(buffer, 2)
+    return None if made is None else (made[0](buffer, start, rows, cols), made[1])
+
+
+@intrinsic
+def cube(typingctx: Any, buffer: Any, start: Any, x: Any, y: Any, z: Any) -> Any:
+    """``buffer[start : start + x * y * z].reshape((x, y, z))`` as a view, as :func:`matrix` makes one."""
+    made = _view(buffer, 3)
+    return None if made is None else (made[0](buffer, start, x, y, z), made[1])
 
 
 @intrinsic

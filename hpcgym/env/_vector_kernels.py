@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from hpcgym.baselines._loop import _next_decision
-from hpcgym.common._views import borrowed, matrix, vector
+from hpcgym.common._views import borrowed, cube, matrix, vector
 from hpcgym.env._kernels import accrued_sum, job_mask, job_window, system, user_history
 from hpcgym.predict import histograms
 from hpcgym.sim import _kernels as ek
@@ -264,7 +264,7 @@ def _observe(
         seen = ctl[X_SEEN]
         done = ctl[ek.C_DONE]
         if done > seen:  # _UserHistory.update
-            jobs = ended[seen:done].copy()
+            jobs = ended[seen:done]  # read only, by user_history
             e = np.empty(len(jobs))
             for x in range(len(jobs)):
                 e[x] = end[jobs[x]]
@@ -324,8 +324,7 @@ def _r3(a: np.ndarray, lay: np.ndarray, e: int, i: int) -> np.ndarray:
     x = lay[e, 2]
     y = lay[e, 3]
     z = lay[e, 4]
-    o = lay[e, 0] + i * x * y * z
-    return a[o : o + x * y * z].reshape((x, y, z))
+    return cube(a, lay[e, 0] + i * x * y * z, x, y, z)
 
 
 @njit(cache=True)

@@ -70,7 +70,6 @@ def _int_vector(a: object) -> bool:
 def _floats(values: np.ndarray) -> array:
     """``values`` as a writable float64 :class:`array.array` (items read back as Python floats)."""
     out = array("d")
-    # the array's own bytes (a byte view of its buffer), not a copy of them first
     out.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.float64)).cast("B"))
     return out
 
