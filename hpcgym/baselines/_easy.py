@@ -445,17 +445,29 @@ def easy_kernel(
                 if c * per[j, r] > total[r]:
                     may_fit = False
                     break
-            if may_fit and fits(m, free, c, per[j]):
+            if may_fit and (one_node or fits(m, free, c, per[j])):
                 fit[nf] = j
                 nf += 1
-        # sorted by prediction in the predicted ends' scratch (keys, then the sorted jobs)
-        keys = ends_buf[:nf]
-        for a in range(nf):
-            keys[a] = pred[fit[a]]
-        by_key = stable_argsort_into(keys, sort_buf, spare)
-        rest = work[b + n_jobs : b + n_jobs + nf]
-        for a in range(nf):
-            rest[a] = fit[by_key[a]]
+        # sorted by prediction, stably: a few candidates (most decisions) in place by insertion,
+        # the order stable_argsort_into gives them (it sorts runs of 16 so), without its call
+        if nf <= 16:
+            rest = fit[:nf]
+            for a in range(1, nf):
+                jx = rest[a]
+                kx = pred[jx]
+                p = a - 1
+                while p >= 0 and sorts_before(kx, pred[rest[p]]):
+                    rest[p + 1] = rest[p]
+                    p -= 1
+                rest[p + 1] = jx
+        else:  # in the predicted ends' scratch (keys, then the sorted jobs)
+            keys = ends_buf[:nf]
+            for a in range(nf):
+                keys[a] = pred[fit[a]]
+            by_key = stable_argsort_into(keys, sort_buf, spare)
+            rest = work[b + n_jobs : b + n_jobs + nf]
+            for a in range(nf):
+                rest[a] = fit[by_key[a]]
     # what a job that ends after the reservation may use: min(free, extra)
     for r in range(n_res):
         limit_total[r] = 0
