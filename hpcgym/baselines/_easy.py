@@ -25,7 +25,13 @@ from numba import njit
 
 from hpcgym.common._views import matrix
 from hpcgym.machine import Nodes, fits, place, take
-from hpcgym.machine.allocator import sorts_before, stable_argsort, stable_argsort_into
+from hpcgym.machine.allocator import (
+    INSERTION_RUN,
+    insertion_sort_by,
+    sorts_before,
+    stable_argsort,
+    stable_argsort_into,
+)
 from hpcgym.sim import Jobs, State
 
 RES_HEAD = 0
@@ -449,17 +455,10 @@ def easy_kernel(
                 fit[nf] = j
                 nf += 1
         # sorted by prediction, stably: a few candidates (most decisions) in place by insertion,
-        # the order stable_argsort_into gives them (it sorts runs of 16 so), without its call
-        if nf <= 16:
+        # the order stable_argsort_into gives them, without its call
+        if nf <= INSERTION_RUN:
             rest = fit[:nf]
-            for a in range(1, nf):
-                jx = rest[a]
-                kx = pred[jx]
-                p = a - 1
-                while p >= 0 and sorts_before(kx, pred[rest[p]]):
-                    rest[p + 1] = rest[p]
-                    p -= 1
-                rest[p + 1] = jx
+            insertion_sort_by(rest, 0, nf, pred)
         else:  # in the predicted ends' scratch (keys, then the sorted jobs)
             keys = ends_buf[:nf]
             for a in range(nf):

@@ -125,6 +125,24 @@ def stable_argsort(keys: np.ndarray) -> np.ndarray:
     return stable_argsort_into(keys, np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64))
 
 
+INSERTION_RUN = 16
+"""Runs :func:`stable_argsort_into` sorts by insertion before merging them: up to this many
+items, sorting by :func:`insertion_sort_by` gives its order without the call."""
+
+
+@njit(cache=True, inline="always")
+def insertion_sort_by(idx: np.ndarray, lo: int, hi: int, keys: np.ndarray) -> None:
+    """Sort ``idx[lo:hi]`` in place by ``keys[idx[i]]``, stably (NaN last, as numpy sorts)."""
+    for i in range(lo + 1, hi):
+        x = idx[i]
+        kx = keys[x]
+        j = i - 1
+        while j >= lo and sorts_before(kx, keys[idx[j]]):
+            idx[j + 1] = idx[j]
+            j -= 1
+        idx[j + 1] = x
+
+
 @njit(cache=True)
 def stable_argsort_into(keys: np.ndarray, idx: np.ndarray, spare: np.ndarray) -> np.ndarray:
     """:func:`stable_argsort` in the caller's buffers (each at least ``len(keys)`` long).
@@ -135,17 +153,9 @@ def stable_argsort_into(keys: np.ndarray, idx: np.ndarray, spare: np.ndarray) ->
     idx = idx[:n]
     for i in range(n):
         idx[i] = i
-    run = 16
+    run = INSERTION_RUN
     for lo in range(0, n, run):
-        hi = min(lo + run, n)
-        for i in range(lo + 1, hi):
-            x = idx[i]
-            kx = keys[x]
-            j = i - 1
-            while j >= lo and sorts_before(kx, keys[idx[j]]):
-                idx[j + 1] = idx[j]
-                j -= 1
-            idx[j + 1] = x
+        insertion_sort_by(idx, lo, min(lo + run, n), keys)
     if n <= run:
         return idx
     src = idx
