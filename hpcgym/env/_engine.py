@@ -41,6 +41,11 @@ class TraceRequests:
         self.chunks = chunks
         self.per_chunk = np.ascontiguousarray(per_chunk)
         self.bad = reason != 0
+        self.any_bad = bool(self.bad.any())
+        # whether alignment changed nothing (an SWF trace on its machine): a window's rows are
+        # then its workload's own, and the engine takes those without comparing them
+        self.same_chunks = bool(np.array_equal(chunks, trace.chunks))
+        self.same_per_chunk = bool(np.array_equal(self.per_chunk, trace.per_chunk))
         rows = np.column_stack([chunks, per_chunk]) if len(chunks) else np.zeros((0, 1 + per_chunk.shape[1]))
         shapes, inverse = unique_rows(rows)
         weight = machine.nodes.weight
@@ -78,21 +83,27 @@ class EpisodeEngine(Simulator):
 
     def _requests(self) -> None:
         requests, idx = self.__dict__.pop("_from")
-        if requests.bad[idx].any():  # the engine's own path says which job and why
+        if requests.any_bad and requests.bad[idx].any():  # the engine's own path says which job and why
             super()._requests()
             return
         w = self.workload
-        chunks = requests.chunks[idx]
-        per_chunk = requests.per_chunk[idx]
-        if np.array_equal(chunks, w.chunks):  # as the engine does: the workload's own arrays
+        chunks = w.chunks if requests.same_chunks else requests.chunks[idx]
+        per_chunk = w.per_chunk if requests.same_per_chunk else requests.per_chunk[idx]
+        if chunks is not w.chunks and np.array_equal(chunks, w.chunks):  # the workload's own arrays
             chunks = w.chunks
-        if w.per_chunk.flags.c_contiguous and np.array_equal(per_chunk, w.per_chunk):
+        contiguous = w.per_chunk.flags.c_contiguous
+        if per_chunk is not w.per_chunk and contiguous and np.array_equal(per_chunk, w.per_chunk):
             per_chunk = w.per_chunk
+        if per_chunk is w.per_chunk and not contiguous:
+            per_chunk = requests.per_chunk[idx]  # as the comparison above leaves it: a contiguous copy
         self._chunks = chunks
         self._per_chunk = np.ascontiguousarray(per_chunk)
+        # the shapes present, ascending (np.unique's), and each job's place among them
         g = requests.rank[idx]
-        present = np.unique(g)
-        self._shape = np.searchsorted(present, g).astype(np.int64)
+        seen = np.zeros(len(requests.shape_chunks), dtype=bool)
+        seen[g] = True
+        present = np.flatnonzero(seen)
+        self._shape = (np.cumsum(seen, dtype=np.int64) - 1)[g]
         self._shape_chunks = np.ascontiguousarray(requests.shape_chunks[present])
         self._shape_v = np.ascontiguousarray(requests.shape_v[present])
 

@@ -373,29 +373,34 @@ class DispatchVectorEnv(VectorEnv):
         return m
 
     def _vector_info(self, stepped: np.ndarray, invalid: np.ndarray) -> dict[str, Any]:
-        every = self._all
         core = self._core
+        every = stepped is self._all
+        # the "_key" masks of every episode: rows of one fresh array (each key its own row)
+        ones = np.ones((8 if every else 5, self.num_envs), dtype=bool)
         info: dict[str, Any] = {
-            "invalid_action": invalid, "_invalid_action": every.copy(),
-            "action_mask": self._mask.copy(), "_action_mask": every.copy(),
-            "time": core.fst[:, vk.F_NOW].copy(), "_time": every.copy(),
-            "queue_length": core.ctl[:, ek.C_WAITING].copy(), "_queue_length": every.copy(),
-            "decision": core.ctl[:, ek.C_DECISIONS].copy(), "_decision": every.copy(),
+            "invalid_action": invalid, "_invalid_action": ones[0],
+            "action_mask": self._mask.copy(), "_action_mask": ones[1],
+            "time": core.fst[:, vk.F_NOW].copy(), "_time": ones[2],
+            "queue_length": core.ctl[:, ek.C_WAITING].copy(), "_queue_length": ones[3],
+            "decision": core.ctl[:, ek.C_DECISIONS].copy(), "_decision": ones[4],
         }  # fmt: skip
-        if stepped is every:
-            cost, bad = core.cost.copy(), invalid.astype(np.float64)
-        elif stepped.any():
-            cost, bad = np.where(stepped, core.cost, 0.0), np.where(stepped, invalid.astype(np.float64), 0.0)
-        else:
-            return info
         name = self._reward_name
-        info["reward_terms"] = {
-            name: cost,
-            "_" + name: stepped.copy(),
-            "invalid": bad,
-            "_invalid": stepped.copy(),
-        }
-        info["_reward_terms"] = stepped.copy()
+        if every:
+            info["reward_terms"] = {
+                name: core.cost.copy(),
+                "_" + name: ones[5],
+                "invalid": invalid.astype(np.float64),
+                "_invalid": ones[6],
+            }
+            info["_reward_terms"] = ones[7]
+        elif stepped.any():
+            info["reward_terms"] = {
+                name: np.where(stepped, core.cost, 0.0),
+                "_" + name: stepped.copy(),
+                "invalid": np.where(stepped, invalid.astype(np.float64), 0.0),
+                "_invalid": stepped.copy(),
+            }
+            info["_reward_terms"] = stepped.copy()
         return info
 
     def _single_info(self, i: int, invalid: bool) -> dict[str, Any]:

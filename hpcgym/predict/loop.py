@@ -129,6 +129,14 @@ def _group_ids(*keys: np.ndarray) -> np.ndarray:
     >>> _group_ids(np.array([3, 1, 3, 1]), np.array([5.0, 7.0, 2.0, 7.0])).tolist()
     [2, 0, 1, 0]
     """
+    if len(keys) == 1 and len(keys[0]) and keys[0].dtype.kind in "iu":
+        key = keys[0]
+        lo = int(key.min())
+        span = int(key.max()) - lo + 1
+        if span <= 4 * len(key):  # ids from a table of the values (user ids): no sort
+            seen = np.zeros(span, dtype=bool)
+            seen[key - lo] = True
+            return (np.cumsum(seen, dtype=np.int64) - 1)[key - lo]
     order = np.lexsort(keys[::-1])
     new = np.zeros(len(order), dtype=bool)
     new[:1] = True

@@ -179,21 +179,25 @@ def build(
         O_FREE_TOTAL: n_res,
         O_ACTIVE: n_shapes,
     }
-    mem = np.zeros(HEADER + sum(sizes.values()), dtype=np.int64)
+    # offsets as Python ints (indexing by numpy scalars is several times slower)
+    first: dict[int, int] = {}
     off = HEADER
     for key, size in sizes.items():
-        mem[key] = off
+        first[key] = off
         off += size
+    mem = np.zeros(off, dtype=np.int64)
+    mem[list(first)] = list(first.values())
     mem[H_JOBS], mem[H_NODES], mem[H_RES] = n, nodes, n_res
     mem[H_EXCLUSIVE], mem[H_POLICY] = int(bool(exclusive)), int(policy)
     mem[H_SHAPES], mem[H_CHUNKS] = n_shapes, total_chunks
 
     def seg(key: int) -> np.ndarray:
-        return mem[mem[key] : mem[key] + sizes[key]]
+        return mem[first[key] : first[key] + sizes[key]]
 
-    seg(O_CAPACITY)[:] = np.asarray(capacity).reshape(-1)
+    cap = np.asarray(capacity)
+    seg(O_CAPACITY)[:] = cap.reshape(-1)
     seg(O_WEIGHT)[:] = weight
-    seg(O_FREE)[:] = np.asarray(capacity).reshape(-1)
+    seg(O_FREE)[:] = cap.reshape(-1)
     seg(O_CHUNKS)[:] = chunks
     seg(O_PER_CHUNK)[:] = np.asarray(per_chunk).reshape(-1)
     seg(O_PTR)[:] = ptr
@@ -204,23 +208,25 @@ def build(
     seg(O_SHAPE)[:] = shape
     seg(O_SHAPE_CHUNKS)[:] = shape_chunks
     seg(O_SHAPE_V)[:] = np.asarray(shape_v).reshape(-1)
-    seg(O_FREE_TOTAL)[:] = np.asarray(capacity).sum(axis=0)
+    seg(O_FREE_TOTAL)[:] = cap.sum(axis=0)
     return mem
 
 
 def views(mem: np.ndarray) -> EngineArrays:
     """Numpy views of the segments of ``mem`` (the Python face of :func:`unpack`)."""
-    n, nodes, n_res, n_shapes = (int(mem[k]) for k in (H_JOBS, H_NODES, H_RES, H_SHAPES))
+    head = mem[:HEADER].tolist()  # Python ints: numpy scalars make every slice below slower
+    n, nodes, n_res, n_shapes = (head[k] for k in (H_JOBS, H_NODES, H_RES, H_SHAPES))
 
     def seg(key: int, size: int) -> np.ndarray:
-        return mem[mem[key] : mem[key] + size]
+        first = head[key]
+        return mem[first : first + size]
 
     return EngineArrays(
         free=seg(O_FREE, nodes * n_res).reshape(nodes, n_res),
         chunks=seg(O_CHUNKS, n),
         per_chunk=seg(O_PER_CHUNK, n * n_res).reshape(n, n_res),
         placement_ptr=seg(O_PTR, n + 1),
-        placement_nodes=seg(O_PLACED, int(mem[H_CHUNKS])),
+        placement_nodes=seg(O_PLACED, head[H_CHUNKS]),
         state=seg(O_STATE, n),
         queue=seg(O_QUEUE, n),
         queue_pos=seg(O_QPOS, n),

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from hpcgym.common.errors import EmptyWorkloadError, InvalidConfigError
+from hpcgym.machine import align_requests
 from hpcgym.sim.schedule import Schedule
 
 MEASURED_SETS = {
@@ -243,13 +244,15 @@ def queue_length_distribution(
         return {"mean": 0.0, "median": 0.0, "p95": 0.0, "max": 0.0}
     times, length = _queue_steps(submit, start)
     last = times[-1] if until is None else max(float(until), float(times[-1]))
-    dt = np.diff(times, append=last)
+    dt = np.empty_like(times)  # np.diff(times, append=last), without its concatenation
+    np.subtract(times[1:], times[:-1], out=dt[:-1])
+    dt[-1] = last - times[-1]
     del times
     total = dt.sum()
     if total <= 0:
         return {"mean": 0.0, "median": 0.0, "p95": 0.0, "max": float(length.max())}
     mean = float((length * dt).sum() / total)
-    o = np.argsort(length, kind="stable")
+    o = stable_int_order(length)
     cw = dt[o]
     del dt
     np.cumsum(cw, out=cw)
@@ -261,11 +264,25 @@ def queue_length_distribution(
     return {"mean": mean, "median": median, "p95": p95, "max": float(length.max())}
 
 
+def stable_int_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` of integer ``keys``, by a radix sort when they span 16 bits.
+
+    A stable sort has one result whatever its algorithm; numpy sorts 16-bit integers by
+    radix (five times faster than its merge sort of int64 for a trace's queue lengths).
+    """
+    if len(keys):
+        lo = int(keys.min())
+        if int(keys.max()) - lo < 2**16:
+            return np.argsort((keys - lo).astype(np.uint16), kind="stable")
+    return np.argsort(keys, kind="stable")
+
+
 def _queue_steps(submit: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every arrival and start in time order, and the queue's length after each."""
     # two events a job; each temporary is let go once used, as full traces make them large
     times = np.concatenate([submit, start])
-    delta = np.concatenate([np.ones(len(submit), dtype=np.int8), -np.ones(len(start), dtype=np.int8)])
+    delta = np.ones(len(times), dtype=np.int8)
+    delta[len(submit) :] = -1
     order = np.lexsort((delta, times))  # at one instant, starts (-1) before arrivals
     times = times[order]
     delta = delta[order]
@@ -350,8 +367,6 @@ def resource_utilization(schedule: Schedule, makespan: float | None = None) -> d
     >>> resource_utilization(Simulator(w).run(make_policy("fcfs")))
     {'by_resource': {'procs': 1.0}, 'by_group': {}}
     """
-    from hpcgym.machine import align_requests
-
     m = schedule.machine
     w = schedule.workload
     ptr = np.asarray(schedule.placement_ptr)

@@ -29,7 +29,7 @@ import numpy as np
 
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.predict import change_rows
-from hpcgym.sim.metrics import measured_jobs
+from hpcgym.sim.metrics import measured_jobs, stable_int_order
 from hpcgym.sim.schedule import Schedule
 
 
@@ -67,7 +67,7 @@ def job_accuracy(schedule: Schedule) -> np.ndarray:
     if np.all(ct[1:] >= ct[:-1]) and np.all(ct >= submit[cj]):
         # a log in time order, no revision before its job's submission (what the engine logs):
         # each job's segments are already in (from, kind, log) order, a stable sort by job keeps it
-        order = np.argsort(seg_job, kind="stable")
+        order = stable_int_order(seg_job)
     else:
         order = np.lexsort((np.arange(len(seg_job)), seg_kind, seg_from, seg_job))
     seg_job, seg_from, seg_pred = seg_job[order], seg_from[order], seg_pred[order]

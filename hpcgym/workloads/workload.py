@@ -522,9 +522,28 @@ class Workload:
         return len(self.submit)
 
     def _take(self, idx: np.ndarray | slice, **changes: object) -> Workload:
+        """Jobs ``idx`` with ``changes``; checked again unless only ``report`` changes."""
         cols = {name: np.ascontiguousarray(getattr(self, name)[idx]) for name in self._COLUMNS}
         cols.update(changes)  # type: ignore[arg-type]
+        if changes.keys() <= {"report"}:  # rows of a checked workload pass every check
+            return self._derive(cols)
         return dataclasses.replace(self, **cols)  # type: ignore[arg-type]
+
+    def _derive(self, changes: dict[str, object]) -> Workload:
+        """``dataclasses.replace(self, **changes)`` without :meth:`__post_init__`'s checks.
+
+        Only for values made from this workload's own, which passed them: its rows (a
+        window, an episode's jobs) and hidden columns (:attr:`public`); an episode's reset
+        makes two such workloads, and the checks were a fifth of it. The changed columns
+        are made read-only, as the checks make them.
+        """
+        new = object.__new__(type(self))
+        d = new.__dict__
+        for name in _FIELDS:
+            d[name] = changes[name] if name in changes else getattr(self, name)
+        for name in changes.keys() & _COLUMN_SET:
+            d[name].flags.writeable = False  # type: ignore[attr-defined]
+        return new
 
     def window(self, n: int | None = None, offset: int = 0) -> Workload:
         """The ``n`` consecutive jobs starting after the first ``offset`` jobs.
@@ -585,7 +604,7 @@ class Workload:
         if not parts:
             parts = {"_raw_source": self.raw}
         stand_in = next(iter(parts.values()))  # for the column checks; the view has no raw yet
-        view = dataclasses.replace(self, runtime=hidden, log_wait=hidden, raw=stand_in)
+        view = self._derive({"runtime": hidden, "log_wait": hidden, "raw": stand_in})
         object.__delattr__(view, "raw")
         for key, value in parts.items():
             object.__setattr__(view, key, value)
@@ -636,6 +655,10 @@ class Workload:
     def with_procs(self, procs: int) -> Workload:
         """The same jobs on a machine of ``procs`` processors (jobs larger are not dropped here)."""
         return dataclasses.replace(self, procs=check_procs(procs), machine=None)
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(Workload))
+_COLUMN_SET = frozenset(Workload._COLUMNS)
 
 
 def _whole_array(values: ArrayLike, name: str, n: int | None = None) -> np.ndarray:
