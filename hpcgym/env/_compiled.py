@@ -36,8 +36,8 @@ _PARTS = {JobWindow: vk.P_JOBS, Histograms: vk.P_HISTOGRAMS, SystemSummary: vk.P
 _REWARDS = {BsldDense: ACCRUED_BSLD, WaitDense: ACCRUED_WAIT_HOURS, BsldSparse: vk.NO_KERNEL}
 _OBS = (vk.L_OJOBS, vk.L_OHIST, vk.L_OSYS, vk.L_ORES, vk.L_OREQ)
 _JOB_F64 = (vk.L_SUBMIT, vk.L_RUNTIME, vk.L_ESTIMATE, vk.L_PREDICTION, vk.L_START, vk.L_END, vk.L_HEAPT,
-            vk.L_RRUN, vk.L_COUNTED)  # fmt: skip
-_JOB_I64 = (vk.L_ENDED, vk.L_HEAPS, vk.L_HEAPJ, vk.L_PROCS, vk.L_USER, vk.L_SIZEBIN)
+            vk.L_RRUN, vk.L_COUNTED, vk.L_ESTNORM, vk.L_PREDNORM)  # fmt: skip
+_JOB_I64 = (vk.L_ENDED, vk.L_HEAPS, vk.L_HEAPJ, vk.L_PROCS, vk.L_USER, vk.L_SIZEBIN, vk.L_DURBIN)
 _VIEWS: dict[int, tuple[str, str, int]] = {
     vk.L_FPAR: ("fpar", "ff", 1), vk.L_FST: ("fst", "ff", 2), vk.L_TOTAL: ("total", "ff", 1),
     vk.L_HLAST: ("h_last", "ff", 4), vk.L_HRUN: ("h_run", "ff", 2), vk.L_HACC: ("h_acc", "ff", 2),
@@ -49,9 +49,9 @@ _VIEWS: dict[int, tuple[str, str, int]] = {
        for p, lid in enumerate(_OBS)},
     **dict(zip(_JOB_F64, (("col:" + c, "jf", 2) for c in (
         "submit", "runtime", "estimate", "prediction", "start", "end", "heap_t", "reward_runtime",
-        "counted")), strict=True)),
+        "counted", "est_norm", "pred_norm")), strict=True)),
     **dict(zip(_JOB_I64, (("col:" + c, "ji", 2) for c in (
-        "ended", "heap_s", "heap_j", "procs", "user", "size_bin")), strict=True)),
+        "ended", "heap_s", "heap_j", "procs", "user", "size_bin", "duration_bin")), strict=True)),
     vk.L_KILLED: ("col:killed", "jb", 2), vk.L_FITBUF: ("fitbuf", "jb", 1),
     vk.L_TABLE: ("col:table", "jo", 3),
 }  # fmt: skip

@@ -24,6 +24,68 @@ def _tnorm(t: float, inv_log_t: float) -> float:
     return v if v < 1.0 else 1.0
 
 
+@njit(cache=True, inline="always")
+def _window(
+    out: np.ndarray,
+    queue: np.ndarray,
+    fits: np.ndarray,
+    running: np.ndarray,
+    now: float,
+    machine: int,
+    procs: np.ndarray,
+    estimate: np.ndarray,
+    prediction: np.ndarray,
+    submit: np.ndarray,
+    user: np.ndarray,
+    runtime: np.ndarray,
+    oracle: bool,
+    inv_log_t: float,
+    u_wait: np.ndarray,
+    u_wait_procs: np.ndarray,
+    u_run_procs: np.ndarray,
+    u_recent_runtime: np.ndarray,
+    u_recent_accuracy: np.ndarray,
+    est_norm: np.ndarray,
+    pred_norm: np.ndarray,
+    memo: bool,
+) -> None:
+    k = out.shape[0]
+    nq = len(queue)
+    total_wait_procs = 0
+    for j in queue:
+        u = user[j]
+        u_wait[u] += 1
+        u_wait_procs[u] += procs[j]
+        total_wait_procs += procs[j]
+    for j in running:
+        u_run_procs[user[j]] += procs[j]
+    n = nq if nq < k else k
+    inv_m = 1.0 / machine
+    for i in range(n):
+        j = queue[i]
+        u = user[j]
+        row = out[i]
+        row[0] = 1.0
+        row[1] = _tnorm(now - submit[j], inv_log_t)
+        row[2] = procs[j] * inv_m
+        row[3] = est_norm[j] if memo else _tnorm(estimate[j], inv_log_t)
+        row[4] = pred_norm[j] if memo else _tnorm(prediction[j], inv_log_t)
+        row[5] = 1.0 if fits[i] else 0.0
+        row[6] = u_wait[u] / nq
+        row[7] = u_wait_procs[u] / total_wait_procs
+        row[8] = u_run_procs[u] * inv_m
+        row[9] = _tnorm(u_recent_runtime[u], inv_log_t)
+        row[10] = u_recent_accuracy[u]
+        if oracle:
+            row[11] = _tnorm(runtime[j], inv_log_t)
+    for j in queue:
+        u = user[j]
+        u_wait[u] = 0
+        u_wait_procs[u] = 0
+    for j in running:
+        u_run_procs[user[j]] = 0
+
+
 @njit(cache=True)
 def job_window(
     out: np.ndarray,
@@ -54,41 +116,47 @@ def job_window(
     ``u_wait*`` and ``u_run_procs`` are zeroed scratch arrays, one entry per user;
     ``u_recent_*`` are the user's history, one entry per user.
     """
-    k = out.shape[0]
-    nq = len(queue)
-    total_wait_procs = 0
-    for j in queue:
-        u = user[j]
-        u_wait[u] += 1
-        u_wait_procs[u] += procs[j]
-        total_wait_procs += procs[j]
-    for j in running:
-        u_run_procs[user[j]] += procs[j]
-    n = nq if nq < k else k
-    inv_m = 1.0 / machine
-    for i in range(n):
-        j = queue[i]
-        u = user[j]
-        row = out[i]
-        row[0] = 1.0
-        row[1] = _tnorm(now - submit[j], inv_log_t)
-        row[2] = procs[j] * inv_m
-        row[3] = _tnorm(estimate[j], inv_log_t)
-        row[4] = _tnorm(prediction[j], inv_log_t)
-        row[5] = 1.0 if fits[i] else 0.0
-        row[6] = u_wait[u] / nq
-        row[7] = u_wait_procs[u] / total_wait_procs
-        row[8] = u_run_procs[u] * inv_m
-        row[9] = _tnorm(u_recent_runtime[u], inv_log_t)
-        row[10] = u_recent_accuracy[u]
-        if oracle:
-            row[11] = _tnorm(runtime[j], inv_log_t)
-    for j in queue:
-        u = user[j]
-        u_wait[u] = 0
-        u_wait_procs[u] = 0
-    for j in running:
-        u_run_procs[user[j]] = 0
+    _window(out, queue, fits, running, now, machine, procs, estimate, prediction, submit, user, runtime,
+            oracle, inv_log_t, u_wait, u_wait_procs, u_run_procs, u_recent_runtime, u_recent_accuracy,
+            estimate, estimate, False)  # fmt: skip
+
+
+@njit(cache=True)
+def job_window_memo(
+    out: np.ndarray,
+    queue: np.ndarray,
+    fits: np.ndarray,
+    running: np.ndarray,
+    now: float,
+    machine: int,
+    procs: np.ndarray,
+    estimate: np.ndarray,
+    prediction: np.ndarray,
+    submit: np.ndarray,
+    user: np.ndarray,
+    runtime: np.ndarray,
+    oracle: bool,
+    inv_log_t: float,
+    u_wait: np.ndarray,
+    u_wait_procs: np.ndarray,
+    u_run_procs: np.ndarray,
+    u_recent_runtime: np.ndarray,
+    u_recent_accuracy: np.ndarray,
+    est_norm: np.ndarray,
+    pred_norm: np.ndarray,
+) -> None:
+    """:func:`job_window` with each job's scaled estimate and prediction given (:func:`time_norms`),
+    for predictions that do not change in a run: the same rows, two logarithms less per row."""
+    _window(out, queue, fits, running, now, machine, procs, estimate, prediction, submit, user, runtime,
+            oracle, inv_log_t, u_wait, u_wait_procs, u_run_procs, u_recent_runtime, u_recent_accuracy,
+            est_norm, pred_norm, True)  # fmt: skip
+
+
+@njit(cache=True)
+def time_norms(out: np.ndarray, t: np.ndarray, inv_log_t: float) -> None:
+    """``out[j]``: ``t[j]`` scaled as :func:`job_window` scales times (for :func:`job_window_memo`)."""
+    for j in range(len(out)):
+        out[j] = _tnorm(t[j], inv_log_t)
 
 
 @njit(cache=True)

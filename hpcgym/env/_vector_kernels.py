@@ -29,15 +29,16 @@ from numba import njit
 
 from hpcgym.baselines._loop import _next_decision
 from hpcgym.common._views import borrowed, cube, matrix, vector
-from hpcgym.env._kernels import accrued_sum, job_mask, job_window, system, user_history
-from hpcgym.predict import histograms
+from hpcgym.env._kernels import accrued_sum, job_mask, job_window_memo, system, time_norms, user_history
+from hpcgym.predict.histograms import duration_bins, histograms_binned
 from hpcgym.sim import _kernels as ek
 
 X_JOBS = ek.COUNTERS  # jobs in the episode (context jobs included)
 X_SEEN = ek.COUNTERS + 1  # ended jobs the user history has taken in
 X_LO = ek.COUNTERS + 2  # the dense reward's first job that may still wait
 X_DONE = ek.COUNTERS + 3  # every job has ended
-CTL = ek.COUNTERS + 4
+X_MEMO = ek.COUNTERS + 4  # the per-job memos below are filled (0 after a load: filled at the next step)
+CTL = ek.COUNTERS + 5
 
 F_NOW = 0
 F_FROZEN = 1
@@ -56,7 +57,10 @@ L_OJOBS, L_OHIST, L_OSYS, L_ORES, L_OREQ = range(17, 22)
 L_SUBMIT, L_RUNTIME, L_ESTIMATE, L_PREDICTION, L_START, L_END, L_HEAPT, L_RRUN, L_COUNTED = range(22, 31)
 L_ENDED, L_HEAPS, L_HEAPJ, L_PROCS, L_USER, L_SIZEBIN = range(31, 37)
 L_KILLED, L_FITBUF, L_TABLE = range(37, 40)
-LAYOUT = 40
+# per-job memos of what does not change in an episode (fixed predictions): the scaled estimate
+# and prediction of the job window and the duration's histogram bin, a logarithm each, once
+L_ESTNORM, L_PREDNORM, L_DURBIN = range(40, 43)
+LAYOUT = 43
 # ipar and fpar entries
 I_K, I_KILL, I_REWARD, I_MACHINE, I_ORACLE, I_BY_ESTIMATE = range(6)
 F_TAU, F_INV_LOG_T = range(2)
@@ -244,6 +248,9 @@ def _observe(
     procs: np.ndarray,
     user: np.ndarray,
     size_bin: np.ndarray,
+    est_norm: np.ndarray,
+    pred_norm: np.ndarray,
+    dur_bin: np.ndarray,
     table: np.ndarray,
     h_count: np.ndarray,
     h_last: np.ndarray,
@@ -258,7 +265,12 @@ def _observe(
     obs_res: np.ndarray,
     obs_req: np.ndarray,
 ) -> None:
-    """One episode's observation parts (its rows), as the builders of the observations module build them."""
+    """One episode's observation parts (its rows), as the builders of the observations module build them.
+
+    With the memos ``est_norm``, ``pred_norm`` (:func:`~hpcgym.env._kernels.time_norms`) and
+    ``dur_bin`` (:func:`~hpcgym.predict.histograms.duration_bins`) of the episode's fixed
+    predictions: the values the builders compute, a logarithm less each.
+    """
     r = _running(mem)
     if parts[P_JOBS]:
         seen = ctl[X_SEEN]
@@ -272,14 +284,13 @@ def _observe(
             ctl[X_SEEN] = done
         out = obs_jobs
         out[:] = 0.0
-        job_window(out, q, fits, r, now, machine_procs, procs, estimate, prediction, submit, user, runtime,
-                   oracle, inv_log_t, u_wait, u_wait_procs, u_run_procs, h_run, h_acc)  # fmt: skip
+        job_window_memo(out, q, fits, r, now, machine_procs, procs, estimate, prediction, submit, user,
+                        runtime, oracle, inv_log_t, u_wait, u_wait_procs, u_run_procs, h_run, h_acc,
+                        est_norm, pred_norm)  # fmt: skip
     if parts[P_HISTOGRAMS]:
         out2 = obs_hist
         out2[:] = 0.0
-        histograms(
-            out2, q, r, now, size_bin, estimate if by_estimate else prediction, submit, start, inv_log_t
-        )
+        histograms_binned(out2, q, r, now, size_bin, dur_bin, submit, start, inv_log_t)
     o_total = mem[ek.O_FREE_TOTAL]
     if parts[P_SYSTEM]:
         out1 = obs_sys
@@ -398,6 +409,18 @@ def step_all(
         heap_j = _r1(ji, lay, L_HEAPJ, i)
         rrun = _r1(jf, lay, L_RRUN, i)
         n = c[X_JOBS]
+        prediction = _r1(jf, lay, L_PREDICTION, i)
+        est_norm = _r1(jf, lay, L_ESTNORM, i)
+        pred_norm = _r1(jf, lay, L_PREDNORM, i)
+        dur_bin = _r1(ji, lay, L_DURBIN, i)
+        if not c[X_MEMO]:  # the first step since the episode's load: its predictions are fixed
+            if parts[P_JOBS]:
+                time_norms(est_norm[:n], estimate, inv_log_t)
+                time_norms(pred_norm[:n], prediction, inv_log_t)
+            if parts[P_HISTOGRAMS]:
+                bins = lay[L_OHIST, 3]
+                duration_bins(dur_bin[:n], estimate if by_estimate else prediction, inv_log_t, bins)
+            c[X_MEMO] = 1
         if c[X_DONE]:  # over at its reset: the single environment flags the step and ends it
             invalid[i] = True
         else:
@@ -420,8 +443,9 @@ def step_all(
             reward_kind, done, c, f, q, sub, start[:n], rrun[:n], _r1(jf, lay, L_COUNTED, i)[:n], tau
         )
         _observe(k, machine_procs, oracle, inv_log_t, parts, by_estimate, total, m, c, f[F_NOW], q, fits, sub,
-                 rrun, estimate, _r1(jf, lay, L_PREDICTION, i), start, end, ended, _r1(ji, lay, L_PROCS, i),
-                 _r1(ji, lay, L_USER, i), _r1(ji, lay, L_SIZEBIN, i), _r2(jo, lay, L_TABLE, i),
+                 rrun, estimate, prediction, start, end, ended, _r1(ji, lay, L_PROCS, i),
+                 _r1(ji, lay, L_USER, i), _r1(ji, lay, L_SIZEBIN, i), est_norm, pred_norm, dur_bin,
+                 _r2(jo, lay, L_TABLE, i),
                  _r1(fi, lay, L_HCOUNT, i), _r3(ff, lay, L_HLAST, i), _r1(ff, lay, L_HRUN, i),
                  _r1(ff, lay, L_HACC, i), u_wait, u_wait_procs, u_run_procs, _r2(fo, lay, L_OJOBS, i),
                  _r2(fo, lay, L_OHIST, i), _r1(fo, lay, L_OSYS, i), _r1(fo, lay, L_ORES, i),
