@@ -23,8 +23,9 @@ from hpcgym.common import native
 from hpcgym.env._kernels import ACCRUED_BSLD, ACCRUED_WAIT_HOURS
 from hpcgym.env.observations import FreeResources, Histograms, JobRequests, JobWindow, SystemSummary
 from hpcgym.env.rewards import BsldDense, BsldSparse, WaitDense
+from hpcgym.predict import ChangeLog
 from hpcgym.predict._kernels import empty_arrays
-from hpcgym.sim import TAU
+from hpcgym.sim import TAU, Schedule
 from hpcgym.sim import _kernels as ek
 from hpcgym.sim.loop import LoopState, adopt_loop
 
@@ -199,6 +200,7 @@ class CompiledEpisodes:
         self.obs = {self.part_key[p]: getattr(self, f"_obs{p}") for p in self.part_key}
         self.obs0 = [(name, a[0]) for name, a in self.obs.items()]  # the single environment's row
         self.u_scratch = tuple(self.scratch)
+        self.kernel = native.get(vk.step_all)  # looked up once, not at every step
         self.args = (
             self.mem,
             self.ff,
@@ -336,16 +338,44 @@ class CompiledEpisodes:
             h.count[:], h.last[:] = self.h_count[i], self.h_last[i]
             h.runtime[:], h.accuracy[:] = self.h_run[i], self.h_acc[i]
 
+    def schedule(self, i: int, env: DispatchEnv) -> Schedule:
+        """Row ``i``'s schedule of the episode's window, read from the row without :meth:`sync`.
+
+        The schedule :meth:`~hpcgym.env.DispatchEnv.schedule` gives after a sync, field for
+        field (what ``Simulator.schedule`` copies out of the engine: times, kills, first
+        predictions, decisions, placements), for an episode's end, where nothing else of
+        the single environment is read before its next reset.
+        """
+        sim = env._sim
+        assert sim is not None and not sim._amended
+        cols = self.cols
+        c = self.ctl[i]
+        n = int(c[vk.X_JOBS])
+        arrived = int(c[ek.C_NEXT])
+        first = sim.first_prediction.copy()
+        first[:arrived] = cols["prediction"][i, :arrived]  # adopt_loop's, fixed predictions
+        a = ek.views(self.mem[i, : self.mem_len[i]])
+        s = Schedule(
+            workload=sim.workload, start=cols["start"][i, :n].copy(), end=cols["end"][i, :n].copy(),
+            killed=cols["killed"][i, :n].copy(), first_prediction=first,
+            prediction_changes=ChangeLog(sim.predictor.changes), policy="env", predictor=sim.predictor.name,
+            sim_seconds=0.0, decisions=int(c[ek.C_DECISIONS]), extras={}, machine=sim.machine,
+            placement_ptr=a.placement_ptr.copy(), placement_nodes=a.placement_nodes.copy(),
+        )  # fmt: skip
+        context = n - env.window_jobs
+        return s.jobs_slice(context) if context else s
+
     def step(self, actions: np.ndarray, skip: np.ndarray) -> None:
         """Step every row ``i`` with ``not skip[i]`` (see :func:`~hpcgym.env._vector_kernels.step_all`)."""
         if actions is not self.actions:
             self.actions[:] = actions
         if skip is not self.skip:
             self.skip[:] = skip
-        native.get(vk.step_all)(*self.args)  # the arenas' types: the native core's one signature
+        self.kernel(*self.args)  # the arenas' types: the native core's one signature
 
     def __getstate__(self) -> dict[str, Any]:
-        views = {name for name, _, _ in _VIEWS.values()} | {"cols", "obs", "obs0", "u_scratch", "args"}
+        made = {"cols", "obs", "obs0", "u_scratch", "args", "kernel"}  # by _link
+        views = {name for name, _, _ in _VIEWS.values()} | made
         return {k: v for k, v in self.__dict__.items() if k not in views}
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -703,7 +703,7 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
             return s
         return s.jobs_slice(n - self.window_jobs)  # warm start: the context jobs come first
 
-    def _episode_metrics(self) -> dict[str, Any]:
+    def _episode_metrics(self, schedule: Schedule | None = None) -> dict[str, Any]:
         """The window's metrics (:func:`~hpcgym.sim.metrics.compute_metrics`), as ``simulate`` gives them.
 
         ``measured_set`` names the jobs averaged: ``all`` (every window job, the jobs the
@@ -712,8 +712,10 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         figures as ``simulate --offset i --jobs N`` (with ``--include-all`` for ``all``)
         unless ``warm_start`` is on: then the window's jobs share the machine with the
         jobs a full replay had running and waiting, so the schedule itself differs.
+        ``schedule``: the window's schedule if already made (:meth:`schedule`'s by default).
         """
-        return compute_metrics(self.schedule(), include_all=self.config.scoring.include_all)
+        s = self.schedule() if schedule is None else schedule
+        return compute_metrics(s, include_all=self.config.scoring.include_all)
 
     @property
     def view(self) -> SystemView:

@@ -157,6 +157,8 @@ class DispatchVectorEnv(VectorEnv):
         self._terminated = np.zeros(n, dtype=bool)
         self._truncated = np.zeros(n, dtype=bool)
         self._autoreset = np.zeros(n, dtype=bool)
+        self._pending = False  # whether _autoreset has an episode (asked at every compiled step)
+        self._same_step = mode == AutoresetMode.SAME_STEP
         self._none = np.zeros(n, dtype=bool)  # constants: no episode, every episode (never written)
         self._all = np.ones(n, dtype=bool)
         rc = cfg.scoring
@@ -224,6 +226,7 @@ class DispatchVectorEnv(VectorEnv):
         for i in np.flatnonzero(which).tolist():
             infos = self._reset_one(i, infos, seed=seeds[i], options=options)
             self._terminated[i] = self._truncated[i] = self._autoreset[i] = False
+        self._pending = bool(self._autoreset.any())
         self._was_reset = True
         return self._observation(), infos
 
@@ -326,7 +329,7 @@ class DispatchVectorEnv(VectorEnv):
 
     def _step_compiled(self, acts: np.ndarray) -> tuple:  # type: ignore[type-arg]
         core = self._core
-        if self._autoreset.any():
+        if self._pending:  # an episode ended at the last step (NEXT_STEP resets it now)
             skip, _ = self._pending_resets({})
             stepped = ~skip
             core.step(acts, skip)
@@ -337,13 +340,14 @@ class DispatchVectorEnv(VectorEnv):
             core.step(acts, skip)
             invalid = core.invalid.copy()
             final = core.final.copy()
-        metrics = {i: self._finish(i) for i in np.flatnonzero(final).tolist()} if final.any() else {}
+        ended = bool(final.any())
+        metrics = {i: self._finish(i) for i in np.flatnonzero(final).tolist()} if ended else {}
         rewards = -self._scale * core.cost
         if self._penalty:  # x - 0.0 is x, bit for bit: no need to subtract a zero penalty
             rewards -= np.where(invalid, self._penalty, 0.0)
         if skip is not self._none:
             rewards[skip] = 0.0
-        same = self.autoreset_mode == AutoresetMode.SAME_STEP
+        same = self._same_step
         # the reset episodes' infos are their resets' (the rows now hold the reset state); with
         # SAME_STEP an ended episode's step info goes to final_info and its reset's shows instead
         if same and metrics:
@@ -361,12 +365,17 @@ class DispatchVectorEnv(VectorEnv):
         self._rewards[:] = rewards
         self._terminated[:] = final
         self._autoreset = final
+        self._pending = ended and not same
         return self._observation(), rewards, final.copy(), self._truncated.copy(), infos
 
     def _finish(self, i: int) -> dict[str, Any]:
-        """Episode ``i`` ended at this step: its metrics (and the sparse reward's cost)."""
-        env = self.sync(i)
-        m = env._episode_metrics()
+        """Episode ``i`` ended at this step: its metrics (and the sparse reward's cost).
+
+        From the row's schedule: the single environment is brought up to date only when
+        asked (:meth:`sync`), as at any other step.
+        """
+        env = self.envs[i]
+        m = env._episode_metrics(self._core.schedule(i, env))
         env._metrics = m
         if self._core.reward_kind == vk.NO_KERNEL:
             self._core.cost[i] = float(m["mean_bsld"])
