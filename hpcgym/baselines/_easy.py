@@ -440,6 +440,13 @@ def easy_kernel(
     # 3. backfill: later jobs that fit now and end by the reservation or use only the extra
     if left == 0:
         return k, pos
+    # what a job that ends after the reservation may use: min(free, extra)
+    for r in range(n_res):
+        limit_total[r] = 0
+    for a in range(n_nodes):
+        for r in range(n_res):
+            limit[a, r] = min(free[a, r], extra[a, r])
+            limit_total[r] += limit[a, r]
     rest = order[i + 1 :]
     if ru.sjbf:  # sort only the candidates that fit now: the others cannot start in this pass
         fit = seg[: len(rest)]  # the positions of step 1 are no longer needed
@@ -451,6 +458,13 @@ def easy_kernel(
                 if c * per[j, r] > total[r]:
                     may_fit = False
                     break
+            # nor can a job predicted to end after the reservation that exceeds the limit's
+            # totals: the pass only lowers them (the loop below would pass it over)
+            if may_fit and not now + ru.factor * pred[j] <= shadow:
+                for r in range(n_res):
+                    if c * per[j, r] > limit_total[r]:
+                        may_fit = False
+                        break
             if may_fit and (one_node or fits(m, free, c, per[j])):
                 fit[nf] = j
                 nf += 1
@@ -467,13 +481,6 @@ def easy_kernel(
             rest = work[b + n_jobs : b + n_jobs + nf]
             for a in range(nf):
                 rest[a] = fit[by_key[a]]
-    # what a job that ends after the reservation may use: min(free, extra)
-    for r in range(n_res):
-        limit_total[r] = 0
-    for a in range(n_nodes):
-        for r in range(n_res):
-            limit[a, r] = min(free[a, r], extra[a, r])
-            limit_total[r] += limit[a, r]
     for j in rest:
         u = np.uint64(j)  # a job (never negative): indexed so, the loads skip numba's wraparound code
         c = chunks[u]
