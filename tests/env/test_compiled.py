@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hpcgym.common.errors import InvalidConfigError
 from hpcgym.env import DispatchEnv
@@ -89,3 +91,39 @@ def test_compiled_true_names_the_parameter() -> None:
     with pytest.raises(InvalidConfigError, match="compiled"):
         DispatchEnv(compiled="fast", **SMALL)  # type: ignore[arg-type]
     assert not DispatchEnv(backfill="easy", **SMALL).compiled
+
+
+@given(seed=st.integers(0, 10**6), nq=st.integers(0, 30), nr=st.integers(0, 30), oracle=st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_memoised_kernels_give_the_builders_values(seed: int, nq: int, nr: int, oracle: bool) -> None:
+    """The compiled step's kernels with per-episode memos (scaled estimates and predictions,
+    duration bins) write exactly what the builders' kernels write."""
+    from hpcgym.env._kernels import job_window, job_window_memo, time_norms
+    from hpcgym.predict.histograms import duration_bins, histograms, histograms_binned
+
+    rng = np.random.default_rng(seed)
+    n, users, bins, inv = 80, 5, 7, 1.0 / np.log1p(86400.0 * 7)
+    jobs = rng.permutation(n)
+    queue, running = jobs[:nq].astype(np.int64), jobs[nq : nq + nr].astype(np.int64)
+    now = 1e5
+    submit, start = now - rng.exponential(5e3, n), now - rng.exponential(5e3, n)
+    estimate = rng.choice([0.0, 1.0, 60.0, 3600.0, 1e7, np.nan], n) * rng.random(n)
+    prediction, runtime = estimate * rng.random(n), rng.exponential(3e3, n)
+    size_bin = rng.integers(0, bins, n)
+    want, got = np.zeros((6, bins), np.float32), np.zeros((6, bins), np.float32)
+    histograms(want, queue, running, now, size_bin, prediction, submit, start, inv)
+    binned = np.zeros(n, np.int64)
+    duration_bins(binned, prediction, inv, bins)
+    histograms_binned(got, queue, running, now, size_bin, binned, submit, start, inv)
+    np.testing.assert_array_equal(got, want)
+    fits, procs, user = rng.random(nq) < 0.5, rng.integers(1, 9, n), rng.integers(0, users, n)
+    recent, accuracy = rng.exponential(3e3, users), rng.random(users)
+    rows = [np.zeros((8, 12), np.float32) for _ in range(2)]
+    scratch = [np.zeros(users, np.int64) for _ in range(3)]
+    common = (queue, fits, running, now, 64, procs, estimate, prediction, submit, user, runtime, oracle, inv)
+    job_window(rows[0], *common, *scratch, recent, accuracy)
+    norms = np.zeros(n), np.zeros(n)
+    time_norms(norms[0], estimate, inv)
+    time_norms(norms[1], prediction, inv)
+    job_window_memo(rows[1], *common, *scratch, recent, accuracy, *norms)
+    np.testing.assert_array_equal(rows[1], rows[0])

@@ -225,3 +225,32 @@ def test_render_and_offsets() -> None:
     envs.step(envs.action_masks().argmax(axis=1))
     frames = envs.render()
     assert frames is not None and len(frames) == 2 and all(f.startswith("t=") for f in frames)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"warm_start": True, "split": "test"},
+        {"trace": EURORA, "split": "all"},
+    ],
+)
+def test_an_episodes_end_reads_the_schedule_a_sync_gives(kwargs: dict[str, Any]) -> None:
+    """The schedule an episode's end reads from the compiled row (no sync) is the synced env's."""
+    vec = DispatchVectorEnv(3, **{**SMALL, **kwargs})
+    vec.reset(seed=5)
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(400):
+        mask = vec.action_masks()
+        _, _, terminated, _, _ = vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask]))
+        for i in np.flatnonzero(terminated).tolist():
+            got = vec._core.schedule(i, vec.envs[i])
+            want = vec.sync(i).schedule()
+            for field in ("start", "end", "killed", "first_prediction", "placement_ptr", "placement_nodes"):
+                np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
+            np.testing.assert_array_equal(got.workload.job_id, want.workload.job_id)
+            assert got.decisions == want.decisions
+            assert (got.policy, got.predictor, got.machine) == (want.policy, want.predictor, want.machine)
+            checked += 1
+    assert checked >= 3

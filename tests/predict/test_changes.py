@@ -74,7 +74,7 @@ def test_a_compiled_run_hands_its_log_over_as_rows_and_a_window_renumbers_them()
 
 
 @given(
-    users=st.lists(st.integers(0, 5), min_size=1, max_size=60),
+    users=st.lists(st.one_of(st.integers(-3, 5), st.integers(0, 10**6)), min_size=1, max_size=60),
     estimates=st.lists(st.sampled_from([0.0, 60.0, 3600.0, 90.5]), min_size=60, max_size=60),
 )
 @settings(max_examples=100, deadline=None)

@@ -455,3 +455,16 @@ def test_job_metrics_are_numpys_mean_and_nanmean_bit_for_bit(seed):
     assert got["mean_slowdown"] == float(np.nanmean(sld))
     assert got["mean_bsld"] == float(np.mean(bounded_slowdown(wait, runtime)))
     assert math.isnan(job_metrics(wait[:1], np.zeros(1))["mean_slowdown"])  # no finite slowdown
+
+
+@given(
+    keys=st.lists(st.integers(-(2**40), 2**40), max_size=200),
+    span=st.sampled_from([3, 2**15, 2**16 - 1, 2**16, 2**40]),
+)
+@settings(max_examples=200, deadline=None)
+def test_stable_int_order_is_numpys_stable_argsort(keys, span):
+    """The radix path (keys spanning under 2**16) and the other give numpy's stable order."""
+    from hpcgym.sim.metrics import stable_int_order
+
+    a = np.array(keys, dtype=np.int64) % span - span // 2
+    np.testing.assert_array_equal(stable_int_order(a), np.argsort(a, kind="stable"))

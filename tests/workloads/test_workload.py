@@ -436,6 +436,24 @@ def test_window_takes_consecutive_jobs_after_an_offset():
     assert w.window(10, 5).window(3, 2).report.offset == 7
 
 
+def test_a_window_and_the_public_view_are_what_replace_and_its_checks_make():
+    """Windows and the public view skip the checks their rows passed, and equal a checked copy."""
+    w = load_default()
+    for view, changes in (
+        (w.window(300, 1000), {name: getattr(w, name)[1000:1300] for name in Workload._COLUMNS}),
+        (w.public, {"runtime": np.full(len(w), np.nan), "log_wait": np.full(len(w), np.nan)}),
+    ):
+        checked = dataclasses.replace(w, **{**changes, "report": view.report, "raw": view.raw})
+        for f in dataclasses.fields(Workload):
+            a, b = getattr(view, f.name), getattr(checked, f.name)
+            if isinstance(a, np.ndarray):
+                assert a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True), f.name
+                assert not a.flags.writeable, f.name
+            else:
+                assert a == b, f.name
+    assert np.isnan(w.public.runtime).all() and not np.isnan(w.runtime).any()
+
+
 @pytest.mark.parametrize(("n", "offset"), [(0, 0), (-1, 0), (5, -1), (5, 10**9)])
 def test_window_rejects_empty_or_negative_ranges(n, offset):
     with pytest.raises(InvalidConfigError):
