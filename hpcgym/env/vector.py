@@ -161,6 +161,7 @@ class DispatchVectorEnv(VectorEnv):
         self._same_step = mode == AutoresetMode.SAME_STEP
         self._none = np.zeros(n, dtype=bool)  # constants: no episode, every episode (never written)
         self._all = np.ones(n, dtype=bool)
+        self._ones = np.ones((8, n), dtype=bool)  # copied for the infos' masks (never written)
         rc = cfg.scoring
         reward = first._reward
         self._reward_name = reward.name
@@ -385,7 +386,7 @@ class DispatchVectorEnv(VectorEnv):
         core = self._core
         every = stepped is self._all
         # the "_key" masks of every episode: rows of one fresh array (each key its own row)
-        ones = np.ones((8 if every else 5, self.num_envs), dtype=bool)
+        ones = self._ones.copy()  # a copy of a kept array: np.ones is a Python function
         info: dict[str, Any] = {
             "invalid_action": invalid, "_invalid_action": ones[0],
             "action_mask": self._mask.copy(), "_action_mask": ones[1],
