@@ -24,8 +24,8 @@ def _tnorm(t: float, inv_log_t: float) -> float:
     return v if v < 1.0 else 1.0
 
 
-@njit(cache=True, inline="always")
-def _window(
+@njit(cache=True)
+def job_window(
     out: np.ndarray,
     queue: np.ndarray,
     fits: np.ndarray,
@@ -47,8 +47,19 @@ def _window(
     u_recent_accuracy: np.ndarray,
     est_norm: np.ndarray,
     pred_norm: np.ndarray,
-    memo: bool,
 ) -> None:
+    """Features of the first ``len(out)`` queued jobs (rows past the queue stay 0).
+
+    Columns: present, wait, procs, estimate, prediction, fits now, the user's share of
+    the waiting jobs, of the waiting processors, the user's running processors, the
+    user's recent run time and estimate accuracy, and (``oracle``) the real run time.
+    ``u_wait*`` and ``u_run_procs`` are zeroed scratch arrays, one entry per user;
+    ``u_recent_*`` are the user's history, one entry per user. ``est_norm`` and
+    ``pred_norm``: each job's scaled estimate and prediction (:func:`time_norms`) when they
+    do not change in the run (the compiled step's memos: two logarithms less a row), or
+    empty arrays: scaled here.
+    """
+    memo = len(est_norm) > 0
     k = out.shape[0]
     nq = len(queue)
     total_wait_procs = 0
@@ -87,74 +98,8 @@ def _window(
 
 
 @njit(cache=True)
-def job_window(
-    out: np.ndarray,
-    queue: np.ndarray,
-    fits: np.ndarray,
-    running: np.ndarray,
-    now: float,
-    machine: int,
-    procs: np.ndarray,
-    estimate: np.ndarray,
-    prediction: np.ndarray,
-    submit: np.ndarray,
-    user: np.ndarray,
-    runtime: np.ndarray,
-    oracle: bool,
-    inv_log_t: float,
-    u_wait: np.ndarray,
-    u_wait_procs: np.ndarray,
-    u_run_procs: np.ndarray,
-    u_recent_runtime: np.ndarray,
-    u_recent_accuracy: np.ndarray,
-) -> None:
-    """Features of the first ``len(out)`` queued jobs (rows past the queue stay 0).
-
-    Columns: present, wait, procs, estimate, prediction, fits now, the user's share of
-    the waiting jobs, of the waiting processors, the user's running processors, the
-    user's recent run time and estimate accuracy, and (``oracle``) the real run time.
-    ``u_wait*`` and ``u_run_procs`` are zeroed scratch arrays, one entry per user;
-    ``u_recent_*`` are the user's history, one entry per user.
-    """
-    _window(out, queue, fits, running, now, machine, procs, estimate, prediction, submit, user, runtime,
-            oracle, inv_log_t, u_wait, u_wait_procs, u_run_procs, u_recent_runtime, u_recent_accuracy,
-            estimate, estimate, False)  # fmt: skip
-
-
-@njit(cache=True)
-def job_window_memo(
-    out: np.ndarray,
-    queue: np.ndarray,
-    fits: np.ndarray,
-    running: np.ndarray,
-    now: float,
-    machine: int,
-    procs: np.ndarray,
-    estimate: np.ndarray,
-    prediction: np.ndarray,
-    submit: np.ndarray,
-    user: np.ndarray,
-    runtime: np.ndarray,
-    oracle: bool,
-    inv_log_t: float,
-    u_wait: np.ndarray,
-    u_wait_procs: np.ndarray,
-    u_run_procs: np.ndarray,
-    u_recent_runtime: np.ndarray,
-    u_recent_accuracy: np.ndarray,
-    est_norm: np.ndarray,
-    pred_norm: np.ndarray,
-) -> None:
-    """:func:`job_window` with each job's scaled estimate and prediction given (:func:`time_norms`),
-    for predictions that do not change in a run: the same rows, two logarithms less per row."""
-    _window(out, queue, fits, running, now, machine, procs, estimate, prediction, submit, user, runtime,
-            oracle, inv_log_t, u_wait, u_wait_procs, u_run_procs, u_recent_runtime, u_recent_accuracy,
-            est_norm, pred_norm, True)  # fmt: skip
-
-
-@njit(cache=True)
 def time_norms(out: np.ndarray, t: np.ndarray, inv_log_t: float) -> None:
-    """``out[j]``: ``t[j]`` scaled as :func:`job_window` scales times (for :func:`job_window_memo`)."""
+    """``out[j]``: ``t[j]`` scaled as :func:`job_window` scales times (the memos of :func:`job_window`)."""
     for j in range(len(out)):
         out[j] = _tnorm(t[j], inv_log_t)
 

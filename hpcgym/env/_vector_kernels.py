@@ -29,7 +29,7 @@ from numba import njit
 
 from hpcgym.baselines._loop import _next_decision
 from hpcgym.common._views import borrowed, cube, matrix, vector
-from hpcgym.env._kernels import accrued_sum, job_mask, job_window_memo, system, time_norms, user_history
+from hpcgym.env._kernels import accrued_sum, job_mask, job_window, system, time_norms, user_history
 from hpcgym.predict.histograms import duration_bins, histograms_binned
 from hpcgym.sim import _kernels as ek
 
@@ -284,9 +284,9 @@ def _observe(
             ctl[X_SEEN] = done
         out = obs_jobs
         out[:] = 0.0
-        job_window_memo(out, q, fits, r, now, machine_procs, procs, estimate, prediction, submit, user,
-                        runtime, oracle, inv_log_t, u_wait, u_wait_procs, u_run_procs, h_run, h_acc,
-                        est_norm, pred_norm)  # fmt: skip
+        job_window(out, q, fits, r, now, machine_procs, procs, estimate, prediction, submit, user, runtime,
+                   oracle, inv_log_t, u_wait, u_wait_procs, u_run_procs, h_run, h_acc, est_norm,
+                   pred_norm)  # fmt: skip
     if parts[P_HISTOGRAMS]:
         out2 = obs_hist
         out2[:] = 0.0

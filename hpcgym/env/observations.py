@@ -247,8 +247,14 @@ class JobWindow(ObservationBuilder):
             *self._scratch,
             history.runtime,
             history.accuracy,
+            _NO_MEMO,  # predictions may change here: scaled at every build
+            _NO_MEMO,
         )
         return out
+
+
+_NO_MEMO = np.zeros(0)
+"""No memos for :func:`~hpcgym.env._kernels.job_window` (read only)."""
 
 
 class _UserHistory:

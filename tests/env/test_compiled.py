@@ -98,7 +98,7 @@ def test_compiled_true_names_the_parameter() -> None:
 def test_memoised_kernels_give_the_builders_values(seed: int, nq: int, nr: int, oracle: bool) -> None:
     """The compiled step's kernels with per-episode memos (scaled estimates and predictions,
     duration bins) write exactly what the builders' kernels write."""
-    from hpcgym.env._kernels import job_window, job_window_memo, time_norms
+    from hpcgym.env._kernels import job_window, time_norms
     from hpcgym.predict.histograms import duration_bins, histograms, histograms_binned
 
     rng = np.random.default_rng(seed)
@@ -121,9 +121,9 @@ def test_memoised_kernels_give_the_builders_values(seed: int, nq: int, nr: int, 
     rows = [np.zeros((8, 12), np.float32) for _ in range(2)]
     scratch = [np.zeros(users, np.int64) for _ in range(3)]
     common = (queue, fits, running, now, 64, procs, estimate, prediction, submit, user, runtime, oracle, inv)
-    job_window(rows[0], *common, *scratch, recent, accuracy)
+    job_window(rows[0], *common, *scratch, recent, accuracy, np.zeros(0), np.zeros(0))
     norms = np.zeros(n), np.zeros(n)
     time_norms(norms[0], estimate, inv)
     time_norms(norms[1], prediction, inv)
-    job_window_memo(rows[1], *common, *scratch, recent, accuracy, *norms)
+    job_window(rows[1], *common, *scratch, recent, accuracy, *norms)
     np.testing.assert_array_equal(rows[1], rows[0])
