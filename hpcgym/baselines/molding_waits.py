@@ -23,7 +23,8 @@ from hpcgym.predict import (
     qbets_bound,
     spearman_weights,
 )
-from hpcgym.predict import histograms as _histograms
+from hpcgym.predict.histograms import NO_BINS
+from hpcgym.predict.histograms import histograms as _histograms
 from hpcgym.predict.waitpred import _weighted
 
 __all__ = ["LiveWaitPredictor"]
@@ -78,7 +79,9 @@ class LiveWaitPredictor:
             f[first] = (sz[mine] * es[mine]).sum() / 3600.0
             f[first + 1], f[first + 2], f[first + 3] = sz[mine].sum(), es[mine].sum(), mine.sum()
         hist = np.zeros((6, self.bins))
-        _histograms(hist, queue, running, now, cols.size_bin, est, cols.submit, cols.start, self.inv_log_t)
+        _histograms(
+            hist, queue, running, now, cols.size_bin, est, cols.submit, cols.start, self.inv_log_t, NO_BINS
+        )
         return f, hist
 
     def record(self, job: int, summary: np.ndarray, hist: np.ndarray) -> None:

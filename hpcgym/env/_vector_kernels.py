@@ -30,7 +30,7 @@ from numba import njit
 from hpcgym.baselines._loop import _next_decision
 from hpcgym.common._views import borrowed, cube, matrix, vector
 from hpcgym.env._kernels import accrued_sum, job_mask, job_window, system, time_norms, user_history
-from hpcgym.predict.histograms import duration_bins, histograms_binned
+from hpcgym.predict.histograms import duration_bins, histograms
 from hpcgym.sim import _kernels as ek
 
 X_JOBS = ek.COUNTERS  # jobs in the episode (context jobs included)
@@ -290,7 +290,8 @@ def _observe(
     if parts[P_HISTOGRAMS]:
         out2 = obs_hist
         out2[:] = 0.0
-        histograms_binned(out2, q, r, now, size_bin, dur_bin, submit, start, inv_log_t)
+        duration = estimate if by_estimate else prediction
+        histograms(out2, q, r, now, size_bin, duration, submit, start, inv_log_t, dur_bin)
     o_total = mem[ek.O_FREE_TOTAL]
     if parts[P_SYSTEM]:
         out1 = obs_sys

@@ -41,7 +41,7 @@ from hpcgym.common import native
 from hpcgym.common.registry import Registry, summary_line
 from hpcgym.env.config import ObservationConfig
 from hpcgym.machine import Machine
-from hpcgym.predict import histograms
+from hpcgym.predict.histograms import NO_BINS, histograms
 from hpcgym.sim import SystemView
 
 JOB_FEATURES = (
@@ -326,6 +326,7 @@ class Histograms(ObservationBuilder):
             view.submit,
             view.start,
             self.inv_log_t,
+            NO_BINS,  # predictions may change here: binned at every build
         )
         return out
 
@@ -336,7 +337,8 @@ def _histograms_example() -> tuple[object, ...]:
 
     view = example_engine().view
     out, size_bin = np.zeros((len(HISTOGRAMS), 4), np.float32), np.zeros(1, np.int64)
-    return out, view.queue, view.running, view.now, size_bin, view.prediction, view.submit, view.start, 1.0
+    times = view.prediction, view.submit, view.start, 1.0
+    return out, view.queue, view.running, view.now, size_bin, *times, NO_BINS
 
 
 native.register(histograms, _histograms_example, part="env")

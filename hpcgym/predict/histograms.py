@@ -21,20 +21,33 @@ def _tbin(t: float, inv_log_t: float, bins: int) -> int:
     return b if b < bins else bins - 1
 
 
-@njit(cache=True, inline="always")
-def _fill(
+NO_BINS = np.zeros(0, dtype=np.int64)
+"""The ``duration_bin`` of :func:`histograms` when the durations are binned there (empty, so
+nothing can be written to it: it stays writable, the kernels' one array type)."""
+
+
+@njit(cache=True)
+def histograms(
     out: np.ndarray,
     queue: np.ndarray,
     running: np.ndarray,
     now: float,
     size_bin: np.ndarray,
     duration: np.ndarray,
-    duration_bin: np.ndarray,
-    binned: bool,
     submit: np.ndarray,
     start: np.ndarray,
     inv_log_t: float,
+    duration_bin: np.ndarray,
 ) -> None:
+    """The six distributions of Hariharan et al. Table I, each normalised to sum 1.
+
+    Rows: queue request sizes, queue durations, queue elapsed waits, running request
+    sizes, running durations, running elapsed run times (an empty set stays all 0).
+    ``duration_bin``: each job's duration bin (:func:`duration_bins`) when the durations
+    do not change in a run (the compiled environment step's memo: a logarithm less a
+    job), or an empty array (:data:`NO_BINS`): binned here.
+    """
+    binned = len(duration_bin) > 0
     bins = out.shape[1]
     for j in queue:
         out[0, size_bin[j]] += 1.0
@@ -51,47 +64,10 @@ def _fill(
 
 
 @njit(cache=True)
-def histograms(
-    out: np.ndarray,
-    queue: np.ndarray,
-    running: np.ndarray,
-    now: float,
-    size_bin: np.ndarray,
-    duration: np.ndarray,
-    submit: np.ndarray,
-    start: np.ndarray,
-    inv_log_t: float,
-) -> None:
-    """The six distributions of Hariharan et al. Table I, each normalised to sum 1.
-
-    Rows: queue request sizes, queue durations, queue elapsed waits, running request
-    sizes, running durations, running elapsed run times (an empty set stays all 0).
-    """
-    _fill(out, queue, running, now, size_bin, duration, size_bin, False, submit, start, inv_log_t)
-
-
-@njit(cache=True)
 def duration_bins(out: np.ndarray, duration: np.ndarray, inv_log_t: float, bins: int) -> None:
-    """Each job's duration bin, as :func:`histograms` bins it (for :func:`histograms_binned`)."""
+    """Each job's duration bin, as :func:`histograms` bins it (its ``duration_bin``)."""
     for j in range(len(out)):
         out[j] = _tbin(duration[j], inv_log_t, bins)
 
 
-@njit(cache=True)
-def histograms_binned(
-    out: np.ndarray,
-    queue: np.ndarray,
-    running: np.ndarray,
-    now: float,
-    size_bin: np.ndarray,
-    duration_bin: np.ndarray,
-    submit: np.ndarray,
-    start: np.ndarray,
-    inv_log_t: float,
-) -> None:
-    """:func:`histograms` with the durations' bins given (:func:`duration_bins`), for durations
-    that do not change in a run: the same histograms, a logarithm less per job."""
-    _fill(out, queue, running, now, size_bin, submit, duration_bin, True, submit, start, inv_log_t)
-
-
-__all__ = ["duration_bins", "histograms", "histograms_binned"]
+__all__ = ["NO_BINS", "duration_bins", "histograms"]

@@ -99,7 +99,7 @@ def test_memoised_kernels_give_the_builders_values(seed: int, nq: int, nr: int, 
     """The compiled step's kernels with per-episode memos (scaled estimates and predictions,
     duration bins) write exactly what the builders' kernels write."""
     from hpcgym.env._kernels import job_window, time_norms
-    from hpcgym.predict.histograms import duration_bins, histograms, histograms_binned
+    from hpcgym.predict.histograms import NO_BINS, duration_bins, histograms
 
     rng = np.random.default_rng(seed)
     n, users, bins, inv = 80, 5, 7, 1.0 / np.log1p(86400.0 * 7)
@@ -111,10 +111,10 @@ def test_memoised_kernels_give_the_builders_values(seed: int, nq: int, nr: int, 
     prediction, runtime = estimate * rng.random(n), rng.exponential(3e3, n)
     size_bin = rng.integers(0, bins, n)
     want, got = np.zeros((6, bins), np.float32), np.zeros((6, bins), np.float32)
-    histograms(want, queue, running, now, size_bin, prediction, submit, start, inv)
+    histograms(want, queue, running, now, size_bin, prediction, submit, start, inv, NO_BINS)
     binned = np.zeros(n, np.int64)
     duration_bins(binned, prediction, inv, bins)
-    histograms_binned(got, queue, running, now, size_bin, binned, submit, start, inv)
+    histograms(got, queue, running, now, size_bin, prediction * np.nan, submit, start, inv, binned)
     np.testing.assert_array_equal(got, want)
     fits, procs, user = rng.random(nq) < 0.5, rng.integers(1, 9, n), rng.integers(0, users, n)
     recent, accuracy = rng.exponential(3e3, users), rng.random(users)

@@ -210,6 +210,7 @@ def _sweep(
     qpos = np.full(n, -1, np.int64)
     rlist = np.empty(n, np.int64)
     rpos = np.full(n, -1, np.int64)
+    no_bins = np.empty(0, np.int64)  # durations binned by histograms itself
     nq = 0
     nr = 0
     sp = 0
@@ -231,7 +232,7 @@ def _sweep(
             if rpos[i] >= 0:
                 nr = _remove(rlist, rpos, nr, i)
         _state_features(summary[j], j, t, qlist[:nq], rlist[:nr], size, estimate, submit, start, user)
-        _histograms(hist[j], qlist[:nq], rlist[:nr], t, size_bin, estimate, submit, start, inv_log_t)
+        _histograms(hist[j], qlist[:nq], rlist[:nr], t, size_bin, estimate, submit, start, inv_log_t, no_bins)
         qlist[nq] = j
         qpos[j] = nq
         nq += 1

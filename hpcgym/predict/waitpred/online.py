@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from hpcgym.predict.histograms import NO_BINS
 from hpcgym.predict.histograms import histograms as _histograms
 from hpcgym.predict.waitpred.config import EMPTY, method_config, parse_wait_predictor
 from hpcgym.predict.waitpred.features import FEATURES, _state_features
@@ -157,7 +158,16 @@ class OnlineWaitPredictor:
         if self._distributions:
             before = queue[queue < j]  # 003's queue at j's submission: the jobs submitted before it
             _histograms(
-                self._hist[j], before, running, now, self._size_bin, estimate, submit, start, self._inv_log_t
+                self._hist[j],
+                before,
+                running,
+                now,
+                self._size_bin,
+                estimate,
+                submit,
+                start,
+                self._inv_log_t,
+                NO_BINS,
             )
         h = self.history()
         if len(h) == 0:
