@@ -339,12 +339,12 @@ class CompiledEpisodes:
             h.runtime[:], h.accuracy[:] = self.h_run[i], self.h_acc[i]
 
     def schedule(self, i: int, env: DispatchEnv) -> Schedule:
-        """Row ``i``'s schedule of the episode's window, read from the row without :meth:`sync`.
+        """Row ``i``'s engine schedule, read from the row without :meth:`sync`.
 
-        The schedule :meth:`~hpcgym.env.DispatchEnv.schedule` gives after a sync, field for
-        field (what ``Simulator.schedule`` copies out of the engine: times, kills, first
-        predictions, decisions, placements), for an episode's end, where nothing else of
-        the single environment is read before its next reset.
+        The schedule ``env``'s engine gives after a sync (``Simulator.schedule``), field
+        for field: times, kills, first predictions, decisions, placements. For an
+        episode's end, where nothing else of the single environment is read before its
+        next reset.
         """
         sim = env._sim
         assert sim is not None and not sim._amended
@@ -355,15 +355,13 @@ class CompiledEpisodes:
         first = sim.first_prediction.copy()
         first[:arrived] = cols["prediction"][i, :arrived]  # adopt_loop's, fixed predictions
         a = ek.views(self.mem[i, : self.mem_len[i]])
-        s = Schedule(
+        return Schedule(
             workload=sim.workload, start=cols["start"][i, :n].copy(), end=cols["end"][i, :n].copy(),
             killed=cols["killed"][i, :n].copy(), first_prediction=first,
             prediction_changes=ChangeLog(sim.predictor.changes), policy="env", predictor=sim.predictor.name,
             sim_seconds=0.0, decisions=int(c[ek.C_DECISIONS]), extras={}, machine=sim.machine,
             placement_ptr=a.placement_ptr.copy(), placement_nodes=a.placement_nodes.copy(),
         )  # fmt: skip
-        context = n - env.window_jobs
-        return s.jobs_slice(context) if context else s
 
     def step(self, actions: np.ndarray, skip: np.ndarray) -> None:
         """Step every row ``i`` with ``not skip[i]`` (see :func:`~hpcgym.env._vector_kernels.step_all`)."""

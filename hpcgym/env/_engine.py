@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from hpcgym.machine import Machine, align_requests, unique_rows
+from hpcgym.machine import Machine, align_requests, unique_ints, unique_rows
 from hpcgym.sim import Simulator
 from hpcgym.workloads import Workload
 
@@ -87,23 +87,18 @@ class EpisodeEngine(Simulator):
             super()._requests()
             return
         w = self.workload
+        # as the engine does: the workload's own arrays where alignment changed nothing
         chunks = w.chunks if requests.same_chunks else requests.chunks[idx]
-        per_chunk = w.per_chunk if requests.same_per_chunk else requests.per_chunk[idx]
-        if chunks is not w.chunks and np.array_equal(chunks, w.chunks):  # the workload's own arrays
+        if chunks is not w.chunks and np.array_equal(chunks, w.chunks):
             chunks = w.chunks
-        contiguous = w.per_chunk.flags.c_contiguous
-        if per_chunk is not w.per_chunk and contiguous and np.array_equal(per_chunk, w.per_chunk):
+        own = w.per_chunk.flags.c_contiguous
+        per_chunk = w.per_chunk if own and requests.same_per_chunk else requests.per_chunk[idx]
+        if own and per_chunk is not w.per_chunk and np.array_equal(per_chunk, w.per_chunk):
             per_chunk = w.per_chunk
-        if per_chunk is w.per_chunk and not contiguous:
-            per_chunk = requests.per_chunk[idx]  # as the comparison above leaves it: a contiguous copy
         self._chunks = chunks
         self._per_chunk = np.ascontiguousarray(per_chunk)
-        # the shapes present, ascending (np.unique's), and each job's place among them
-        g = requests.rank[idx]
-        seen = np.zeros(len(requests.shape_chunks), dtype=bool)
-        seen[g] = True
-        present = np.flatnonzero(seen)
-        self._shape = (np.cumsum(seen, dtype=np.int64) - 1)[g]
+        # the shapes present, ascending, and each job's place among them
+        present, self._shape = unique_ints(requests.rank[idx], len(requests.shape_chunks))
         self._shape_chunks = np.ascontiguousarray(requests.shape_chunks[present])
         self._shape_v = np.ascontiguousarray(requests.shape_v[present])
 

@@ -697,11 +697,12 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         sim = self._sim
         if sim is None:
             raise gym.error.ResetNeeded("call reset() first")
-        s = sim.schedule(policy="env")
-        n = len(self.workload)
-        if self.window_jobs == n:
-            return s
-        return s.jobs_slice(n - self.window_jobs)  # warm start: the context jobs come first
+        return self._window(sim.schedule(policy="env"))
+
+    def _window(self, s: Schedule) -> Schedule:
+        """The engine's schedule ``s`` on the window's jobs (a warm start's context jobs come first)."""
+        context = len(self.workload) - self.window_jobs
+        return s.jobs_slice(context) if context else s
 
     def _episode_metrics(self, schedule: Schedule | None = None) -> dict[str, Any]:
         """The window's metrics (:func:`~hpcgym.sim.metrics.compute_metrics`), as ``simulate`` gives them.
@@ -712,9 +713,9 @@ class DispatchEnv(gym.Env[dict[str, np.ndarray], np.int64]):
         figures as ``simulate --offset i --jobs N`` (with ``--include-all`` for ``all``)
         unless ``warm_start`` is on: then the window's jobs share the machine with the
         jobs a full replay had running and waiting, so the schedule itself differs.
-        ``schedule``: the window's schedule if already made (:meth:`schedule`'s by default).
+        ``schedule``: the engine's schedule if already made (the compiled rows' own).
         """
-        s = self.schedule() if schedule is None else schedule
+        s = self.schedule() if schedule is None else self._window(schedule)
         return compute_metrics(s, include_all=self.config.scoring.include_all)
 
     @property

@@ -254,7 +254,7 @@ class JobWindow(ObservationBuilder):
 
 
 _NO_MEMO = np.zeros(0)
-"""No memos for :func:`~hpcgym.env._kernels.job_window` (read only)."""
+"""No memos for :func:`~hpcgym.env._kernels.job_window`: it scales the times itself (empty)."""
 
 
 class _UserHistory:

@@ -12,6 +12,7 @@ from hpcgym.machine.requests import (
     UNPLACEABLE_REASONS,
     align_requests,
     parse_select,
+    unique_ints,
     unique_rows,
 )
 from hpcgym.machine.slurm import (
@@ -63,6 +64,7 @@ __all__ = [
     "slurm_machine_file",
     "take",
     "take_checked",
+    "unique_ints",
     "unique_rows",
     "write_machine",
 ]

@@ -185,6 +185,25 @@ def align_requests(
     return chunks, out, reason
 
 
+def unique_ints(keys: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """``numpy.unique(keys, return_inverse=True)`` of integers from 0 to ``bound - 1``.
+
+    When ``bound`` is small (at most four per key, plus 65,536), the values present are
+    marked in a table instead of sorted. Returns the distinct values, ascending, and each
+    key's index among them (both int64, 1-d).
+
+    >>> values, inverse = unique_ints(np.array([7, 2, 7, 0]), 8)
+    >>> values.tolist(), inverse.tolist()
+    ([0, 2, 7], [2, 1, 2, 0])
+    """
+    if bound <= 4 * len(keys) + 65_536:  # few possible values: mark them, no sort
+        seen = np.zeros(bound, dtype=bool)
+        seen[keys] = True
+        return np.flatnonzero(seen), (np.cumsum(seen, dtype=np.int64) - 1)[keys]
+    values, inverse = np.unique(keys, return_inverse=True)
+    return values.astype(np.int64, copy=False), inverse.reshape(-1).astype(np.int64, copy=False)
+
+
 def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``numpy.unique(rows, axis=0, return_inverse=True)`` for whole-number rows, in a fraction of the time.
 
@@ -214,13 +233,7 @@ def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             for c, base in enumerate(span):
                 key *= base
                 key += rows[:, c]
-            if total <= 4 * len(rows) + 65_536:  # few possible keys: mark them, no sort
-                seen = np.zeros(total, dtype=bool)
-                seen[key] = True
-                keys = np.flatnonzero(seen)
-                inverse = (np.cumsum(seen, dtype=np.int64) - 1)[key]
-            else:
-                keys, inverse = np.unique(key, return_inverse=True)
+            keys, inverse = unique_ints(key, total)
             del key
             shapes = np.empty((len(keys), len(span)), dtype=np.int64)
             for c in range(len(span) - 1, -1, -1):

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from hpcgym.machine import unique_ints
 from hpcgym.predict import _kernels as pk
 from hpcgym.predict.base import _EVENT_HOOKS, Predictor
 from hpcgym.predict.modifiers import Corrected, CorrectionSteps
@@ -129,14 +130,12 @@ def _group_ids(*keys: np.ndarray) -> np.ndarray:
     >>> _group_ids(np.array([3, 1, 3, 1]), np.array([5.0, 7.0, 2.0, 7.0])).tolist()
     [2, 0, 1, 0]
     """
-    if len(keys) == 1 and len(keys[0]) and keys[0].dtype.kind in "iu":
+    if len(keys) == 1 and len(keys[0]) and keys[0].dtype.kind in "iu":  # user ids: a table if few
         key = keys[0]
         lo = int(key.min())
         span = int(key.max()) - lo + 1
-        if span <= 4 * len(key):  # ids from a table of the values (user ids): no sort
-            seen = np.zeros(span, dtype=bool)
-            seen[key - lo] = True
-            return (np.cumsum(seen, dtype=np.int64) - 1)[key - lo]
+        if span < 2**62:
+            return unique_ints(key - lo, span)[1]
     order = np.lexsort(keys[::-1])
     new = np.zeros(len(order), dtype=bool)
     new[:1] = True

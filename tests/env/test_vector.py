@@ -236,7 +236,7 @@ def test_render_and_offsets() -> None:
     ],
 )
 def test_an_episodes_end_reads_the_schedule_a_sync_gives(kwargs: dict[str, Any]) -> None:
-    """The schedule an episode's end reads from the compiled row (no sync) is the synced env's."""
+    """The schedule an episode's end reads from the compiled row (no sync) is the synced engine's."""
     vec = DispatchVectorEnv(3, **{**SMALL, **kwargs})
     vec.reset(seed=5)
     rng = np.random.default_rng(5)
@@ -246,7 +246,7 @@ def test_an_episodes_end_reads_the_schedule_a_sync_gives(kwargs: dict[str, Any])
         _, _, terminated, _, _ = vec.step(np.array([rng.choice(np.flatnonzero(m)) for m in mask]))
         for i in np.flatnonzero(terminated).tolist():
             got = vec._core.schedule(i, vec.envs[i])
-            want = vec.sync(i).schedule()
+            want = vec.sync(i).sim.schedule(policy="env")  # the engine's, as the row holds it
             for field in ("start", "end", "killed", "first_prediction", "placement_ptr", "placement_nodes"):
                 np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
             np.testing.assert_array_equal(got.workload.job_id, want.workload.job_id)
